@@ -1,0 +1,8 @@
+from django.apps import AppConfig
+
+
+class AnnotateConfig(AppConfig):
+    """Campaigns, paraphrase pairs, volunteers and their judgements."""
+
+    name = "annotate"
+    verbose_name = "Annotation campaigns"

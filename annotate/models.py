@@ -1,0 +1,174 @@
+"""Campaigns, the pairs they ask about, the volunteers who answer and what they answer."""
+
+from __future__ import annotations
+
+import secrets
+
+from django.conf import settings
+from django.core.validators import MinValueValidator
+from django.db import models
+from django.db.models import Q
+from django.utils import timezone
+
+from annotate.labels import ENGLISH_LEVEL_ORDER, LABEL_DISPLAY, LABEL_ORDER
+
+LABEL_CHOICES = [(label.value, LABEL_DISPLAY[label]) for label in LABEL_ORDER]
+ENGLISH_LEVEL_CHOICES = [(level.value, level.value.capitalize()) for level in ENGLISH_LEVEL_ORDER]
+
+
+def new_volunteer_token() -> str:
+    """An unguessable URL-safe token (256 bits) identifying one volunteer."""
+    return secrets.token_urlsafe(32)
+
+
+def default_reservation_minutes() -> int:
+    return settings.PARAEVAL_RESERVATION_MINUTES
+
+
+class Campaign(models.Model):
+    """One annotation campaign: a pool of pairs, a training trial and its rules."""
+
+    slug = models.SlugField(unique=True, help_text="Used in the volunteer link /c/<slug>/.")
+    name = models.CharField(max_length=200)
+    description = models.TextField(blank=True)
+    quota = models.PositiveSmallIntegerField(
+        default=50,
+        validators=[MinValueValidator(1)],
+        help_text="Campaign pairs per volunteer, training pairs not included.",
+    )
+    judges_per_pair = models.PositiveSmallIntegerField(
+        default=1,
+        validators=[MinValueValidator(1)],
+        help_text="Target number of judgements per pair; 2 or more makes agreement measurable.",
+    )
+    reservation_minutes = models.PositiveSmallIntegerField(
+        default=default_reservation_minutes,
+        validators=[MinValueValidator(1)],
+        help_text="How long a served pair stays reserved for the volunteer it was shown to.",
+    )
+    is_open = models.BooleanField(default=True, help_text="Closed campaigns accept no new volunteers.")
+    created_at = models.DateTimeField(auto_now_add=True)
+
+    class Meta:
+        ordering = ["-created_at"]
+
+    def __str__(self) -> str:
+        return self.name
+
+
+class Pair(models.Model):
+    """A (source, hypothesis) pair to judge; training pairs carry the expected answer."""
+
+    campaign = models.ForeignKey(Campaign, on_delete=models.CASCADE, related_name="pairs")
+    external_id = models.CharField(
+        max_length=200, blank=True, default="", help_text="Identifier in the imported file (unique per campaign)."
+    )
+    origin = models.CharField(
+        max_length=100, blank=True, default="", help_text="Corpus the pair comes from (mrpc, paws, llm, demo…)."
+    )
+    source = models.TextField()
+    hypothesis = models.TextField()
+    gold_label = models.BooleanField(
+        null=True, blank=True, help_text="Imported binary gold label: paraphrase or not (MRPC, PAWS)."
+    )
+    gold_score = models.FloatField(null=True, blank=True, help_text="Imported graded gold score (e.g. STS 0-5).")
+    is_training = models.BooleanField(default=False)
+    training_position = models.PositiveSmallIntegerField(
+        null=True, blank=True, help_text="Order of a training pair in the training trial (1-5)."
+    )
+    expected_label = models.CharField(max_length=20, choices=LABEL_CHOICES, blank=True)
+    explanation = models.TextField(blank=True, help_text="Shown after a training answer.")
+    created_at = models.DateTimeField(auto_now_add=True)
+
+    class Meta:
+        ordering = ["id"]
+        constraints = [
+            models.UniqueConstraint(
+                fields=["campaign", "external_id"],
+                condition=~Q(external_id=""),
+                name="pair_external_id_unique_per_campaign",
+            ),
+            models.UniqueConstraint(
+                fields=["campaign", "training_position"],
+                condition=Q(is_training=True),
+                name="pair_training_position_unique_per_campaign",
+            ),
+            models.CheckConstraint(
+                condition=Q(is_training=False) | Q(training_position__isnull=False),
+                name="pair_training_has_position",
+            ),
+        ]
+        indexes = [models.Index(fields=["campaign", "is_training"], name="pair_campaign_training_idx")]
+
+    def __str__(self) -> str:
+        return self.external_id or f"pair {self.pk}"
+
+
+class Volunteer(models.Model):
+    """An anonymous volunteer, known only by an unguessable token (cookie and URL)."""
+
+    campaign = models.ForeignKey(Campaign, on_delete=models.CASCADE, related_name="volunteers")
+    token = models.CharField(max_length=64, unique=True, default=new_volunteer_token, editable=False)
+    english_level = models.CharField(max_length=10, choices=ENGLISH_LEVEL_CHOICES)
+    consented_at = models.DateTimeField(default=timezone.now)
+    created_at = models.DateTimeField(auto_now_add=True)
+    finished_at = models.DateTimeField(null=True, blank=True)
+
+    class Meta:
+        ordering = ["-created_at"]
+
+    def __str__(self) -> str:
+        return f"volunteer {self.token[:8]}…"
+
+
+class Assignment(models.Model):
+    """A pair served to a volunteer: the stored top/bottom draw and the reservation.
+
+    An assignment without a judgement reserves its pair until ``expires_at``; after that the
+    pair returns to the pool. Allocation counts come from judgements, not from assignments.
+    """
+
+    volunteer = models.ForeignKey(Volunteer, on_delete=models.CASCADE, related_name="assignments")
+    pair = models.ForeignKey(Pair, on_delete=models.CASCADE, related_name="assignments")
+    source_on_top = models.BooleanField(help_text="Whether the source sentence is shown above the hypothesis.")
+    shown_at = models.DateTimeField(default=timezone.now)
+    expires_at = models.DateTimeField()
+
+    class Meta:
+        ordering = ["shown_at", "id"]
+        constraints = [
+            models.UniqueConstraint(fields=["volunteer", "pair"], name="assignment_unique_volunteer_pair"),
+        ]
+        indexes = [models.Index(fields=["pair", "expires_at"], name="assignment_pair_expiry_idx")]
+
+    def __str__(self) -> str:
+        return f"{self.pair} for {self.volunteer}"
+
+
+class Judgement(models.Model):
+    """One answer of one volunteer about one pair, stored once (unique constraint)."""
+
+    volunteer = models.ForeignKey(Volunteer, on_delete=models.CASCADE, related_name="judgements")
+    pair = models.ForeignKey(Pair, on_delete=models.CASCADE, related_name="judgements")
+    label = models.CharField(max_length=20, choices=LABEL_CHOICES)
+    source_on_top = models.BooleanField()
+    is_training = models.BooleanField(default=False, help_text="Training answers never count in the corpus.")
+    shown_at = models.DateTimeField()
+    answered_at = models.DateTimeField(default=timezone.now)
+
+    class Meta:
+        ordering = ["answered_at", "id"]
+        constraints = [
+            models.UniqueConstraint(fields=["volunteer", "pair"], name="judgement_unique_volunteer_pair"),
+        ]
+        indexes = [
+            models.Index(fields=["pair", "is_training"], name="judgement_pair_training_idx"),
+            models.Index(fields=["answered_at"], name="judgement_answered_idx"),
+        ]
+
+    def __str__(self) -> str:
+        return f"{self.get_label_display()} on {self.pair}"
+
+    @property
+    def response_seconds(self) -> float:
+        return (self.answered_at - self.shown_at).total_seconds()

@@ -1,0 +1,5 @@
+"""The volunteer flow."""
+
+app_name = "annotate"
+
+urlpatterns: list = []

@@ -1,0 +1,3 @@
+"""REST API routes (issue: export and API). Each app contributes its own viewsets."""
+
+urlpatterns: list = []

@@ -1,0 +1,62 @@
+#!/usr/bin/env bash
+# Run the campaign: set up, migrate, load the demo campaign, make sure a staff account
+# exists, start the scoring worker and the web server, and print the links.
+# Environment: PORT (8000), BIND (127.0.0.1), DATABASE_URL / REDIS_URL (optional), see README.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+ROOT=$(pwd)
+scripts/setup.sh
+
+VENV=${PARAEVAL_VENV:-$ROOT/.venv}
+export PARAEVAL_DATA_DIR=${PARAEVAL_DATA_DIR:-$ROOT/data}
+export NLTK_DATA=${NLTK_DATA:-$PARAEVAL_DATA_DIR/nltk_data}
+PORT=${PORT:-8000}
+BIND=${BIND:-127.0.0.1}
+export SITE_URL=${SITE_URL:-http://$BIND:$PORT}
+mkdir -p "$PARAEVAL_DATA_DIR/logs"
+
+# A stable secret key for this installation, created once and kept out of git.
+if [[ -z "${SECRET_KEY:-}" ]]; then
+  key_file="$PARAEVAL_DATA_DIR/secret_key"
+  [[ -s "$key_file" ]] || (umask 077; "$VENV/bin/python" -c 'import secrets; print(secrets.token_urlsafe(50))' >"$key_file")
+  SECRET_KEY=$(cat "$key_file")
+  export SECRET_KEY
+fi
+
+manage() { "$VENV/bin/python" manage.py "$@"; }
+manage migrate --noinput >/dev/null
+manage collectstatic --noinput >/dev/null
+manage load_demo
+manage ensure_staff
+
+worker_pid=""
+cleanup() {
+  if [[ -n "$worker_pid" ]] && kill -0 "$worker_pid" 2>/dev/null; then
+    kill -TERM "$worker_pid" 2>/dev/null || true
+    wait "$worker_pid" 2>/dev/null || true
+  fi
+}
+trap cleanup EXIT INT TERM
+
+# One worker on both queues with the periodic sweep (beat) embedded; scale out with
+# `celery -A paraeval worker -Q llm` on GPU nodes and `-Q cpu` elsewhere (README).
+"$VENV/bin/celery" -A paraeval worker -Q llm,cpu --concurrency 1 --beat \
+  --schedule "$PARAEVAL_DATA_DIR/celerybeat-schedule" --loglevel INFO \
+  >>"$PARAEVAL_DATA_DIR/logs/worker.log" 2>&1 &
+worker_pid=$!
+
+cat <<MSG
+
+  ParaEval is running.
+    Volunteer link:   $SITE_URL/c/${PARAEVAL_DEMO_CAMPAIGN:-demo}/
+    Admin:            $SITE_URL/admin/
+    Dashboard:        $SITE_URL/staff/dashboard/
+    Scoring status:   $SITE_URL/staff/status/
+    Worker log:       $PARAEVAL_DATA_DIR/logs/worker.log
+  Press Ctrl+C to stop.
+
+MSG
+"$VENV/bin/gunicorn" paraeval.wsgi --bind "$BIND:$PORT" --workers 2 --threads 4 \
+  --access-logfile "$PARAEVAL_DATA_DIR/logs/access.log" --error-logfile - &
+server_pid=$!
+wait "$server_pid"

