@@ -1,0 +1,1 @@
+"""Streamed exports of the labelled corpus (judgement level and pair level)."""
