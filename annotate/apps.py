@@ -6,3 +6,8 @@ class AnnotateConfig(AppConfig):
 
     name = "annotate"
     verbose_name = "Annotation campaigns"
+
+    def ready(self) -> None:
+        from annotate import counters
+
+        counters.connect()

@@ -78,6 +78,12 @@ class Pair(models.Model):
     )
     expected_label = models.CharField(max_length=20, choices=LABEL_CHOICES, blank=True)
     explanation = models.TextField(blank=True, help_text="Shown after a training answer.")
+    judgement_count = models.PositiveIntegerField(
+        default=0,
+        editable=False,
+        help_text="Campaign (non-training) judgements of this pair; kept in step with the Judgement rows "
+        "in the transaction that stores them, so the allocator can walk an index instead of counting.",
+    )
     created_at = models.DateTimeField(auto_now_add=True)
 
     class Meta:
@@ -98,7 +104,15 @@ class Pair(models.Model):
                 name="pair_training_has_position",
             ),
         ]
-        indexes = [models.Index(fields=["campaign", "is_training"], name="pair_campaign_training_idx")]
+        indexes = [
+            models.Index(fields=["campaign", "is_training"], name="pair_campaign_training_idx"),
+            # The allocator walks this index in "fewest judgements first" order and stops early.
+            models.Index(
+                fields=["campaign", "judgement_count", "id"],
+                condition=Q(is_training=False),
+                name="pair_allocation_idx",
+            ),
+        ]
 
     def __str__(self) -> str:
         return self.external_id or f"pair {self.pk}"
@@ -133,16 +147,30 @@ class Assignment(models.Model):
     source_on_top = models.BooleanField(help_text="Whether the source sentence is shown above the hypothesis.")
     shown_at = models.DateTimeField(default=timezone.now)
     expires_at = models.DateTimeField()
+    answered_at = models.DateTimeField(
+        null=True, blank=True, help_text="Set in the transaction that stores the judgement; ends the reservation."
+    )
 
     class Meta:
         ordering = ["shown_at", "id"]
         constraints = [
             models.UniqueConstraint(fields=["volunteer", "pair"], name="assignment_unique_volunteer_pair"),
         ]
-        indexes = [models.Index(fields=["pair", "expires_at"], name="assignment_pair_expiry_idx")]
+        indexes = [
+            # Active reservations of a pair: unanswered assignments, by expiry.
+            models.Index(
+                fields=["pair", "expires_at"],
+                condition=Q(answered_at__isnull=True),
+                name="assignment_open_pair_idx",
+            ),
+        ]
 
     def __str__(self) -> str:
         return f"{self.pair} for {self.volunteer}"
+
+    @property
+    def is_answered(self) -> bool:
+        return self.answered_at is not None
 
 
 class Judgement(models.Model):

@@ -7,6 +7,10 @@ import os
 from celery import Celery
 
 os.environ.setdefault("DJANGO_SETTINGS_MODULE", "paraeval.settings")
+# Celery's Django fix-up runs the system checks at worker start, which imports the URL conf and
+# every view module (the dashboard's statistics libraries among them): ~160 MB and seconds per
+# worker for checks that `manage.py migrate` already runs. Set CELERY_SKIP_CHECKS= to run them.
+os.environ.setdefault("CELERY_SKIP_CHECKS", "1")
 
 app = Celery("paraeval")
 app.config_from_object("django.conf:settings", namespace="CELERY")

@@ -42,6 +42,8 @@ INSTALLED_APPS = [
     "rest_framework",
     "rest_framework.authtoken",
     "drf_spectacular",
+    "drf_spectacular_sidecar",  # Swagger UI / ReDoc assets served locally, never from a CDN
+    "django_filters",
     "annotate",
     "scoring",
 ]
@@ -158,6 +160,12 @@ SPECTACULAR_SETTINGS = {
     "DESCRIPTION": "Paraphrase campaigns, human judgements, metric scores and their agreement.",
     "VERSION": "1.0.0",
     "SERVE_INCLUDE_SCHEMA": False,
+    "SERVE_PERMISSIONS": ["rest_framework.permissions.IsAdminUser"],
+    "SWAGGER_UI_DIST": "SIDECAR",
+    "SWAGGER_UI_FAVICON_HREF": "SIDECAR",
+    "REDOC_DIST": "SIDECAR",
+    # The five answers appear in several schemas (judgement label, expected training label): one name.
+    "ENUM_NAME_OVERRIDES": {"LabelEnum": "annotate.models.LABEL_CHOICES"},
 }
 
 # --- Campaigns ------------------------------------------------------------------------------
@@ -173,37 +181,80 @@ PARAEVAL_DEMO_CAMPAIGN = env_str("PARAEVAL_DEMO_CAMPAIGN", "demo")
 
 REDIS_URL = env_str("REDIS_URL")
 BROKER_DIR = DATA_DIR / "broker"
+# A send to an unreachable broker must fail fast: the judgement is already saved and the
+# periodic sweep queues its scores once the broker is back.
+CELERY_BROKER_CONNECTION_TIMEOUT = env_float("CELERY_BROKER_CONNECTION_TIMEOUT", 2.0)
+# A message a worker took but did not acknowledge (it was killed) goes back to the queue after
+# this many seconds (Redis); longer than any task, shorter than anyone's patience.
+CELERY_VISIBILITY_TIMEOUT = env_int("CELERY_VISIBILITY_TIMEOUT", 900, minimum=1)
 if REDIS_URL:
     CELERY_BROKER_URL = REDIS_URL
     CELERY_BROKER_TRANSPORT_OPTIONS: dict[str, object] = {
-        # A message a worker took but did not acknowledge (it was killed) goes back to the
-        # queue after this many seconds; longer than any task, shorter than anyone's patience.
-        "visibility_timeout": env_int("CELERY_VISIBILITY_TIMEOUT", 900, minimum=1),
+        "visibility_timeout": CELERY_VISIBILITY_TIMEOUT,
+        # Look for abandoned messages every 10 s (kombu's default scans about every 100 s).
+        "unacked_restore_interval": 10,
+        "unacked_restore_throttle": 1,
+        # A broker that vanishes without closing the socket must not block a request forever.
+        "socket_connect_timeout": CELERY_BROKER_CONNECTION_TIMEOUT,
+        "socket_timeout": env_float("CELERY_BROKER_SOCKET_TIMEOUT", 15.0),
     }
 else:
     # Embedded default: kombu's filesystem transport, a real broker that needs no server.
+    # One message = one file; the folders must exist before the first send or poll.
     CELERY_BROKER_URL = "filesystem://"
     CELERY_BROKER_TRANSPORT_OPTIONS = {
         "data_folder_in": str(BROKER_DIR / "queue"),
         "data_folder_out": str(BROKER_DIR / "queue"),
         "processed_folder": str(BROKER_DIR / "processed"),
+        "control_folder": str(BROKER_DIR / "control"),
         "store_processed": False,
+        # Seconds between polls of the queue folder when it is empty (kombu's default is 1 s,
+        # which alone would add half a second to every score's delay).
+        "polling_interval": env_float("CELERY_POLLING_INTERVAL", 0.1),
     }
+    for _folder in ("queue", "processed", "control"):
+        (BROKER_DIR / _folder).mkdir(parents=True, exist_ok=True)
 CELERY_TASK_IGNORE_RESULT = True
 CELERY_RESULT_BACKEND = None
+CELERY_TASK_SERIALIZER = "json"
+CELERY_ACCEPT_CONTENT = ["json"]
 CELERY_TASK_ACKS_LATE = True
 CELERY_TASK_REJECT_ON_WORKER_LOST = True
+# With late acknowledgement a lost broker connection redelivers running tasks anyway: stop them.
+CELERY_WORKER_CANCEL_LONG_RUNNING_TASKS_ON_CONNECTION_LOSS = True
 CELERY_WORKER_PREFETCH_MULTIPLIER = 1
 CELERY_TASK_DEFAULT_QUEUE = "cpu"
 CELERY_BROKER_CONNECTION_RETRY_ON_STARTUP = True
-# A send to an unreachable broker must fail fast: the judgement is already saved and the
-# periodic sweep queues its scores once the broker is back.
-CELERY_BROKER_CONNECTION_TIMEOUT = env_float("CELERY_BROKER_CONNECTION_TIMEOUT", 2.0)
 CELERY_TASK_PUBLISH_RETRY = False
 # Seconds between sweeps that queue every pair still lacking a score.
 PARAEVAL_SWEEP_SECONDS = env_int("PARAEVAL_SWEEP_SECONDS", 60, minimum=1)
+CELERY_BEAT_SCHEDULE = {
+    "scoring-sweep": {
+        "task": "scoring.tasks.sweep",
+        "schedule": float(PARAEVAL_SWEEP_SECONDS),
+        # A sweep nobody ran before the next one is due is worthless: do not let them pile up.
+        "options": {"queue": "cpu", "expires": PARAEVAL_SWEEP_SECONDS},
+    },
+}
 # Most pairs one scoring task takes for one metric configuration.
 PARAEVAL_SCORING_BATCH_SIZE = env_int("PARAEVAL_SCORING_BATCH_SIZE", 32, minimum=1)
+# Modules of extra metrics beside the registry's, each defining ``METRICS = {name: factory}``:
+# a researcher adds a metric (to PARAEVAL_METRICS) without editing the project.
+PARAEVAL_METRIC_PLUGINS = env_list("PARAEVAL_METRIC_PLUGINS", [])
+# Retries of a scoring task after a transient error (database unreachable…), with exponential
+# back-off capped below the visibility timeout; then its scores are stored as failed.
+PARAEVAL_SCORING_MAX_RETRIES = env_int("PARAEVAL_SCORING_MAX_RETRIES", 5, minimum=0)
+PARAEVAL_SCORING_RETRY_MAX_SECONDS = env_int("PARAEVAL_SCORING_RETRY_MAX_SECONDS", 300, minimum=1)
+# After a failed send, the web process stops trying the broker for this long (the sweep
+# catches up), so that an unreachable broker costs one timeout, not one per judgement.
+PARAEVAL_BROKER_BACKOFF_SECONDS = env_float("PARAEVAL_BROKER_BACKOFF_SECONDS", 10.0)
+# Workers load their models before taking tasks; allow the pool's processes that long to start.
+PARAEVAL_WORKER_WARM_UP = env_bool("PARAEVAL_WORKER_WARM_UP", True)
+CELERY_WORKER_PROC_ALIVE_TIMEOUT = env_float("CELERY_WORKER_PROC_ALIVE_TIMEOUT", 600.0)
+# Workers record a heartbeat in the database this often; the status page calls a worker alive
+# when its last heartbeat is more recent than PARAEVAL_WORKER_ALIVE_SECONDS.
+PARAEVAL_HEARTBEAT_SECONDS = env_float("PARAEVAL_HEARTBEAT_SECONDS", 5.0)
+PARAEVAL_WORKER_ALIVE_SECONDS = env_float("PARAEVAL_WORKER_ALIVE_SECONDS", 20.0)
 
 # --- Metrics --------------------------------------------------------------------------------
 

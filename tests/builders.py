@@ -90,13 +90,120 @@ def make_score(pair: Pair, metric_config: MetricConfig, value: float | None = 0.
     return Score.objects.create(**{**defaults, **fields})
 
 
+class ScoredCampaign:
+    """What :func:`make_scored_campaign` built: the campaign and its rows, for assertions."""
+
+    def __init__(
+        self,
+        campaign: Campaign,
+        pairs: list[Pair],
+        volunteers: list[Volunteer],
+        configs: dict[str, MetricConfig],
+        truth: dict[int, bool],
+    ) -> None:
+        self.campaign = campaign
+        self.pairs = pairs
+        self.volunteers = volunteers
+        self.configs = configs
+        self.truth = truth
+
+
+_SCORED_TEXT = (
+    "the committee approved the new budget for the coming year after a long debate "
+    "shares of the company rose sharply in early trading on monday morning "
+    "a small boat carried the doctors across the river to the flooded village"
+)
+_SCORED_WORDS = tuple(_SCORED_TEXT.split(" "))
+
+
+def make_scored_campaign(
+    origins: tuple[str, ...] = ("mrpc", "paws", "llm"),
+    pairs_per_origin: int = 8,
+    judges: int = 3,
+    seed: int = 7,
+    training: bool = True,
+    failed_scores: int = 1,
+    **campaign_fields: Any,
+) -> ScoredCampaign:
+    """A demo-like campaign: judged pairs across origins, training answers, and scores for a
+    LEV-like (lower is closer), a BLEU-like, a BERTScore-like and a ParaPLUIE-like (natural
+    threshold 0) metric configuration; ``failed_scores`` BERTScore scores failed. Deterministic."""
+    import random
+
+    rng = random.Random(seed)
+    campaign = make_campaign(**{"judges_per_pair": judges, **campaign_fields})
+    levels = [level.value for level in EnglishLevel]
+    volunteers = [make_volunteer(campaign, english_level=levels[i % len(levels)]) for i in range(judges + 2)]
+    if training:
+        for pair in make_training_pairs(campaign):
+            for volunteer in volunteers:
+                answer = pair.expected_label if rng.random() < 0.7 else Label.DONT_KNOW.value
+                make_judgement(pair, volunteer, answer, is_training=True)
+    configs = {
+        "lev": make_metric_config("lev", label="LEV"),
+        "bleu": make_metric_config("bleu", label="BLEU"),
+        "bertscore": make_metric_config("bertscore", label="BERTScore"),
+        "parapluie": make_metric_config("parapluie_fs_direct", label="ParaPLUIE FS-DIRECT"),
+    }
+    pairs: list[Pair] = []
+    truth: dict[int, bool] = {}
+    now = timezone.now()
+    for origin in origins:
+        for index in range(pairs_per_origin):
+            start = rng.randrange(0, len(_SCORED_WORDS) - 12)
+            source_words = _SCORED_WORDS[start : start + 12]
+            hypothesis_words = list(source_words)
+            for _ in range(rng.randrange(1, 6)):
+                hypothesis_words[rng.randrange(len(hypothesis_words))] = rng.choice(_SCORED_WORDS)
+            paraphrase = index % 3 != 0  # two thirds paraphrases, as in skewed corpora
+            pair = make_pair(
+                campaign,
+                origin=origin,
+                source=" ".join(source_words).capitalize() + ".",
+                hypothesis=" ".join(hypothesis_words).capitalize() + ".",
+                gold_label=paraphrase,
+            )
+            pairs.append(pair)
+            truth[pair.pk] = paraphrase
+            for position, volunteer in enumerate(rng.sample(volunteers, judges)):
+                roll = rng.random()
+                if roll < 0.05:
+                    label = Label.DONT_KNOW
+                elif (roll < 0.85) == paraphrase:
+                    label = rng.choice([Label.MOSTLY_SIMILAR, Label.SAME_MEANING])
+                else:
+                    label = rng.choice([Label.VERY_DIFFERENT, Label.SLIGHTLY_SIMILAR])
+                answered = now - timedelta(minutes=10 * (judges - position) + index)
+                make_judgement(
+                    pair,
+                    volunteer,
+                    label,
+                    shown_at=answered - timedelta(seconds=rng.randrange(3, 30)),
+                    answered_at=answered,
+                )
+            from scoring.metrics.lexical import normalised_char_distance
+
+            distance = normalised_char_distance(pair.source, pair.hypothesis)
+            make_score(pair, configs["lev"], distance)
+            make_score(pair, configs["bleu"], max(0.0, 1 - distance - rng.random() * 0.2))
+            make_score(pair, configs["bertscore"], 0.8 + 0.08 * paraphrase + rng.gauss(0, 0.05))
+            make_score(pair, configs["parapluie"], (6 if paraphrase else -6) + rng.gauss(0, 5))
+    for pair in pairs[:failed_scores]:
+        Score.objects.filter(pair=pair, metric_config=configs["bertscore"]).update(
+            value=None, status=Score.Status.FAILED, error="RuntimeError: out of memory"
+        )
+    return ScoredCampaign(campaign, pairs, volunteers, configs, truth)
+
+
 __all__ = [
+    "ScoredCampaign",
     "is_paraphrase",
     "make_campaign",
     "make_judgement",
     "make_metric_config",
     "make_pair",
     "make_score",
+    "make_scored_campaign",
     "make_training_pairs",
     "make_volunteer",
 ]

@@ -65,6 +65,29 @@ def check_pair(pair: object, index: int = 0) -> Pair:
     return (pair[0], pair[1])
 
 
+def check_references(references: Sequence[object] | None, count: int) -> list[str | None]:
+    """Validate optional per-pair references (reference-based metrics): ``None`` or text for each pair.
+
+    ``None`` for the whole list means no pair has a reference. Raises :class:`InvalidPairError`
+    naming the first bad entry.
+    """
+    if references is None:
+        return [None] * count
+    if isinstance(references, str) or len(references) != count:
+        raise InvalidPairError(f"expected {count} references (one per pair, None where a pair has none)")
+    checked: list[str | None] = []
+    for index, reference in enumerate(references):
+        if reference is None:
+            checked.append(None)
+        elif not isinstance(reference, str):
+            raise InvalidPairError(f"pair {index}: reference must be a string or None, got {type(reference).__name__}")
+        elif not reference.strip():
+            raise InvalidPairError(f"pair {index}: reference is empty")
+        else:
+            checked.append(reference)
+    return checked
+
+
 def config_hash(name: str, config: dict[str, Any]) -> str:
     """A stable SHA-256 of the metric name and its configuration (canonical JSON)."""
     payload = json.dumps(
@@ -108,7 +131,12 @@ class Metric(ABC):
         return self.direction is Direction.HIGHER_IS_CLOSER
 
     def check_available(self) -> None:  # noqa: B027 - optional hook, most metrics always run
-        """Raise :class:`MetricUnavailable` with the reason if the metric cannot run here."""
+        """Raise :class:`MetricUnavailable` with the reason if the metric cannot run here.
+
+        Keep it cheap (look for files and packages, load no model): ``manage.py list_metrics``
+        calls it for every metric without ``--check``. A model that is there but fails to load
+        raises :class:`MetricUnavailable` from scoring instead.
+        """
 
     def score_batch(self, pairs: Sequence[Pair]) -> list[float]:
         """Score every pair; raise :class:`InvalidPairError` naming the first bad pair."""

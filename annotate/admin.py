@@ -1,0 +1,185 @@
+"""Staff manage campaigns here: the volunteer link, counts, opening and closing."""
+
+from __future__ import annotations
+
+from django.conf import settings
+from django.contrib import admin, messages
+from django.db.models import Count, IntegerField, OuterRef, Q, QuerySet, Subquery
+from django.db.models.functions import Coalesce
+from django.http import HttpRequest
+from django.urls import reverse
+from django.utils.html import format_html
+
+from annotate.counters import recount_judgements
+from annotate.models import Assignment, Campaign, Judgement, Pair, Volunteer
+
+
+def _count(model: type[Pair | Volunteer | Judgement], campaign_path: str, **filters: object) -> Coalesce:
+    """Rows of ``model`` per campaign as a correlated subquery (joined COUNTs multiply rows)."""
+    rows = (
+        model._default_manager.filter(**{campaign_path: OuterRef("pk")}, **filters)
+        .order_by()
+        .values(campaign_path)
+        .annotate(n=Count("pk"))
+        .values("n")
+    )
+    return Coalesce(Subquery(rows, output_field=IntegerField()), 0)
+
+
+def volunteer_link(campaign: Campaign) -> str:
+    """The public link volunteers open to take part."""
+    return settings.SITE_URL + reverse("annotate:welcome", args=[campaign.slug])
+
+
+@admin.register(Campaign)
+class CampaignAdmin(admin.ModelAdmin):
+    list_display = [
+        "name",
+        "slug",
+        "is_open",
+        "link",
+        "pair_total",
+        "training_total",
+        "volunteer_total",
+        "judgement_total",
+        "quota",
+        "judges_per_pair",
+        "created_at",
+    ]
+    list_filter = ["is_open"]
+    search_fields = ["name", "slug", "description"]
+    prepopulated_fields = {"slug": ["name"]}
+    readonly_fields = ["link", "pair_total", "training_total", "volunteer_total", "judgement_total", "created_at"]
+    fieldsets = [
+        (None, {"fields": ["name", "slug", "description", "is_open", "link"]}),
+        ("Rules", {"fields": ["quota", "judges_per_pair", "reservation_minutes"]}),
+        ("Counts", {"fields": ["pair_total", "training_total", "volunteer_total", "judgement_total", "created_at"]}),
+    ]
+    actions = ["open_campaigns", "close_campaigns", "recount"]
+
+    def get_queryset(self, request: HttpRequest) -> QuerySet[Campaign]:
+        return (
+            super()
+            .get_queryset(request)
+            .annotate(
+                _pairs=_count(Pair, "campaign", is_training=False),
+                _training=_count(Pair, "campaign", is_training=True),
+                _volunteers=_count(Volunteer, "campaign"),
+                _judgements=_count(Judgement, "pair__campaign", is_training=False),
+            )
+        )
+
+    @admin.display(description="Volunteer link")
+    def link(self, campaign: Campaign) -> str:
+        if not campaign.pk:
+            return "—"
+        url = volunteer_link(campaign)
+        return format_html('<a href="{}" target="_blank" rel="noopener">{}</a>', url, url)
+
+    @admin.display(description="Pairs", ordering="_pairs")
+    def pair_total(self, campaign: Campaign) -> int:
+        return getattr(campaign, "_pairs", 0)
+
+    @admin.display(description="Training pairs", ordering="_training")
+    def training_total(self, campaign: Campaign) -> int:
+        return getattr(campaign, "_training", 0)
+
+    @admin.display(description="Volunteers", ordering="_volunteers")
+    def volunteer_total(self, campaign: Campaign) -> int:
+        return getattr(campaign, "_volunteers", 0)
+
+    @admin.display(description="Judgements (without training)", ordering="_judgements")
+    def judgement_total(self, campaign: Campaign) -> int:
+        return getattr(campaign, "_judgements", 0)
+
+    @admin.action(description="Open the selected campaigns to new volunteers")
+    def open_campaigns(self, request: HttpRequest, queryset: QuerySet[Campaign]) -> None:
+        changed = queryset.filter(is_open=False).update(is_open=True)
+        self.message_user(request, f"{changed} campaign(s) opened.", messages.SUCCESS)
+
+    @admin.action(description="Close the selected campaigns to new volunteers")
+    def close_campaigns(self, request: HttpRequest, queryset: QuerySet[Campaign]) -> None:
+        changed = queryset.filter(is_open=True).update(is_open=False)
+        self.message_user(request, f"{changed} campaign(s) closed.", messages.SUCCESS)
+
+    @admin.action(description="Recount the judgements of every pair (allocation counters)")
+    def recount(self, request: HttpRequest, queryset: QuerySet[Campaign]) -> None:
+        fixed = sum(recount_judgements(campaign) for campaign in queryset)
+        self.message_user(request, f"{fixed} pair counter(s) corrected.", messages.SUCCESS)
+
+
+@admin.register(Pair)
+class PairAdmin(admin.ModelAdmin):
+    list_display = [
+        "__str__",
+        "campaign",
+        "origin",
+        "is_training",
+        "training_position",
+        "short_source",
+        "judgement_count",
+    ]
+    list_filter = ["campaign", "origin", "is_training", "gold_label"]
+    search_fields = ["external_id", "source", "hypothesis"]
+    list_select_related = ["campaign"]
+    readonly_fields = ["judgement_count", "created_at"]
+    ordering = ["campaign", "-is_training", "training_position", "id"]
+
+    @admin.display(description="Source")
+    def short_source(self, pair: Pair) -> str:
+        return pair.source if len(pair.source) <= 80 else pair.source[:77] + "…"
+
+
+@admin.register(Volunteer)
+class VolunteerAdmin(admin.ModelAdmin):
+    list_display = ["__str__", "campaign", "english_level", "answers", "created_at", "finished_at"]
+    list_filter = ["campaign", "english_level", ("finished_at", admin.EmptyFieldListFilter)]
+    search_fields = ["token"]
+    list_select_related = ["campaign"]
+    readonly_fields = ["token", "campaign", "english_level", "consented_at", "created_at", "finished_at"]
+
+    def get_queryset(self, request: HttpRequest) -> QuerySet[Volunteer]:
+        return (
+            super()
+            .get_queryset(request)
+            .annotate(_answers=Count("judgements", filter=Q(judgements__is_training=False)))
+        )
+
+    @admin.display(description="Judgements", ordering="_answers")
+    def answers(self, volunteer: Volunteer) -> int:
+        return getattr(volunteer, "_answers", 0)
+
+    def has_add_permission(self, request: HttpRequest) -> bool:
+        return False  # volunteers come in through the campaign link
+
+
+@admin.register(Judgement)
+class JudgementAdmin(admin.ModelAdmin):
+    """Read-only: the answers are the data."""
+
+    list_display = ["pair", "label", "volunteer", "is_training", "source_on_top", "shown_at", "answered_at"]
+    list_filter = ["pair__campaign", "label", "is_training", "volunteer__english_level"]
+    search_fields = ["pair__external_id", "volunteer__token"]
+    list_select_related = ["pair", "volunteer"]
+    date_hierarchy = "answered_at"
+
+    def has_add_permission(self, request: HttpRequest) -> bool:
+        return False
+
+    def has_change_permission(self, request: HttpRequest, obj: Judgement | None = None) -> bool:
+        return False
+
+    def has_delete_permission(self, request: HttpRequest, obj: Judgement | None = None) -> bool:
+        return False
+
+
+@admin.register(Assignment)
+class AssignmentAdmin(admin.ModelAdmin):
+    list_display = ["pair", "volunteer", "source_on_top", "shown_at", "expires_at", "answered_at"]
+    list_filter = ["pair__campaign", ("answered_at", admin.EmptyFieldListFilter)]
+    search_fields = ["pair__external_id", "volunteer__token"]
+    list_select_related = ["pair", "volunteer"]
+    readonly_fields = ["volunteer", "pair", "source_on_top", "shown_at", "answered_at"]
+
+    def has_add_permission(self, request: HttpRequest) -> bool:
+        return False

@@ -1,0 +1,306 @@
+"""Which pair a volunteer sees next: training first, then the campaign pairs that need judges.
+
+Rules (issue 2, point 9):
+
+- Training pairs come first, in ``training_position`` order, the same for everyone; they are
+  not subject to targets or reservations.
+- Then campaign pairs, up to ``campaign.quota`` judged ones: never a pair the volunteer already
+  has an assignment for; fewest (non-training) judgements first; a pair is available while
+  ``judgements + active reservations by others < campaign.judges_per_pair``.
+- An active reservation is an unanswered :class:`Assignment` whose ``expires_at`` is in the
+  future; an abandoned one simply stops counting when it expires. Counts come from answers
+  (``Pair.judgement_count``, kept in step with the Judgement rows by ``annotate.counters``),
+  never from pages served.
+- The open assignment is resumed on reload. An expired one is renewed when its pair is still
+  available, otherwise dropped and another pair allocated.
+
+Concurrency. Every step runs in one transaction that first locks the volunteer's row, so two
+requests of one volunteer (two tabs, a reload during a click) take turns. On PostgreSQL the
+chosen pair row is locked with ``FOR NO KEY UPDATE SKIP LOCKED`` (volunteers starting at the
+same moment take different pairs instead of queueing) and its availability is checked again
+by a fresh statement once the lock is held: anyone who changes a pair's count or reservations
+(the allocator, a renewal, an answer) holds that row lock until commit, so the re-check sees
+every change that happened before it, and the target is never overshot. On SQLite the
+settings make every transaction ``BEGIN IMMEDIATE``, which serialises writers outright.
+
+Lock order, everywhere: the volunteer's own row, then their assignment row, then a pair row
+(an answer skips the first). The allocator never waits for a pair lock while it holds
+another (a savepoint releases a pair it does not take), and nobody waits for another
+volunteer's rows, so no cycle forms.
+"""
+
+from __future__ import annotations
+
+import hashlib
+from dataclasses import dataclass
+from datetime import datetime, timedelta
+from enum import StrEnum
+
+from django.db import connection, transaction
+from django.db.models import Count, Exists, F, OuterRef, Q, QuerySet, Subquery
+from django.db.models.functions import Coalesce
+from django.utils import timezone
+
+from annotate.models import Assignment, Campaign, Judgement, Pair, Volunteer
+
+
+class EndReason(StrEnum):
+    """Why a volunteer has no next pair."""
+
+    QUOTA = "quota"  # they judged their quota of campaign pairs
+    EXHAUSTED = "exhausted"  # no pair left that still needs them
+
+
+@dataclass(frozen=True)
+class CampaignSize:
+    """How many pairs a volunteer of a campaign meets: the training, then the campaign pairs."""
+
+    training: int
+    # Campaign pairs in the pool, counted up to the quota only (a volunteer sees no more).
+    pool_up_to_quota: int
+
+    @property
+    def total(self) -> int:
+        return self.training + self.pool_up_to_quota
+
+
+@dataclass(frozen=True)
+class Answered:
+    """What a volunteer has answered so far."""
+
+    total: int
+    campaign: int
+
+    @property
+    def training(self) -> int:
+        return self.total - self.campaign
+
+
+@dataclass(frozen=True)
+class NextPair:
+    """The assignment to show, or why there is none, with the counts the page shows."""
+
+    assignment: Assignment | None
+    end: EndReason | None
+    size: CampaignSize
+    answered: Answered
+    # An expired reservation could not be renewed (its pair went to others meanwhile).
+    dropped_expired: bool = False
+
+
+def campaign_size(campaign: Campaign) -> CampaignSize:
+    """Training pairs and campaign pairs (up to the quota), in one cheap statement.
+
+    Raw SQL because the ORM cannot express "count, but stop at the quota" as a subquery; the
+    bounded count never reads more than ``quota`` rows of a pool of thousands.
+    """
+    table = connection.ops.quote_name(Pair._meta.db_table)
+    with connection.cursor() as cursor:
+        cursor.execute(
+            f"SELECT (SELECT COUNT(*) FROM {table} WHERE campaign_id = %s AND is_training),"
+            f" (SELECT COUNT(*) FROM (SELECT 1 FROM {table} WHERE campaign_id = %s AND NOT is_training LIMIT %s) pool)",
+            [campaign.pk, campaign.pk, campaign.quota],
+        )
+        training, pool = cursor.fetchone()
+    return CampaignSize(training=training, pool_up_to_quota=pool)
+
+
+def answered_by(volunteer: Volunteer) -> Answered:
+    """The volunteer's judgements: all of them, and those that count (not training)."""
+    counts = Judgement.objects.filter(volunteer=volunteer).aggregate(
+        total=Count("pk"), campaign=Count("pk", filter=Q(is_training=False))
+    )
+    return Answered(total=counts["total"], campaign=counts["campaign"])
+
+
+def draw_source_on_top(token: str, pair_id: int) -> bool:
+    """The stable top/bottom draw of one volunteer and one pair.
+
+    SHA-256, not Python's ``hash()``, which changes from process to process: the same
+    volunteer always sees the same order for the same pair, whichever worker serves them.
+    """
+    return hashlib.sha256(f"{token}:{pair_id}".encode()).digest()[0] & 1 == 1
+
+
+def lock_volunteer(volunteer: Volunteer) -> None:
+    """Take the volunteer's row lock (PostgreSQL) for the rest of the transaction."""
+    rows = Volunteer.objects.select_for_update(no_key=True).filter(pk=volunteer.pk).order_by()
+    list(rows.values_list("pk", flat=True))
+
+
+def _reserved_by_others(volunteer: Volunteer, now: datetime) -> QuerySet[Assignment]:
+    """Count of active reservations by others of the pair ``OuterRef("pk")``, as a subquery."""
+    return (
+        Assignment.objects.filter(pair=OuterRef("pk"), answered_at__isnull=True, expires_at__gt=now)
+        .exclude(volunteer=volunteer)
+        .order_by()
+        .values("pair")
+        .annotate(n=Count("pk"))
+        .values("n")
+    )
+
+
+def is_available(pair_id: int, volunteer: Volunteer, campaign: Campaign, now: datetime) -> bool:
+    """Whether ``volunteer`` may take the pair now: judgements + others' reservations < target.
+
+    One fresh statement; call it with the pair row locked so that its answer still holds at
+    commit.
+    """
+    row = (
+        Pair.objects.filter(pk=pair_id)
+        .annotate(reserved=Coalesce(Subquery(_reserved_by_others(volunteer, now)), 0))
+        .values_list("judgement_count", "reserved")
+        .first()
+    )
+    if row is None:
+        return False
+    judgements, reserved = row
+    return judgements + reserved < campaign.judges_per_pair
+
+
+def _lock_pair(pair_id: int) -> None:
+    list(Pair.objects.select_for_update(no_key=True).filter(pk=pair_id).order_by().values_list("pk", flat=True))
+
+
+def revalidate(assignment: Assignment, campaign: Campaign, now: datetime, *, reshow: bool) -> bool:
+    """Keep an assignment's reservation: renew an expired one if its pair is still available.
+
+    Returns False when the reservation has expired and the pair went to others meanwhile
+    (the caller drops the assignment). ``reshow`` restarts ``shown_at``: the pair is shown
+    again after a long absence, so the response time starts again too. The caller holds the
+    assignment's row lock (assignment, then pair: the one lock order of this module).
+    """
+    if assignment.pair.is_training or assignment.expires_at > now:
+        return True
+    _lock_pair(assignment.pair_id)
+    if not is_available(assignment.pair_id, assignment.volunteer, campaign, now):
+        return False
+    assignment.expires_at = now + timedelta(minutes=campaign.reservation_minutes)
+    fields = ["expires_at"]
+    if reshow:
+        assignment.shown_at = now
+        fields.append("shown_at")
+    assignment.save(update_fields=fields)
+    return True
+
+
+def _assign(volunteer: Volunteer, pair: Pair, campaign: Campaign, now: datetime) -> Assignment:
+    assignment = Assignment.objects.create(
+        volunteer=volunteer,
+        pair=pair,
+        source_on_top=draw_source_on_top(volunteer.token, pair.pk),
+        shown_at=now,
+        expires_at=now + timedelta(minutes=campaign.reservation_minutes),
+    )
+    assignment.pair = pair
+    return assignment
+
+
+def _next_training_pair(volunteer: Volunteer, campaign: Campaign) -> Pair | None:
+    return (
+        Pair.objects.filter(campaign=campaign, is_training=True)
+        .exclude(Exists(Assignment.objects.filter(volunteer=volunteer, pair=OuterRef("pk"))))
+        .order_by("training_position", "id")
+        .first()
+    )
+
+
+def candidate_pairs(volunteer: Volunteer, campaign: Campaign, now: datetime) -> QuerySet[Pair]:
+    """Campaign pairs ``volunteer`` may take now, fewest judgements first (no lock taken)."""
+    target = campaign.judges_per_pair
+    return (
+        Pair.objects.filter(campaign=campaign, is_training=False, judgement_count__lt=target)
+        .exclude(Exists(Assignment.objects.filter(volunteer=volunteer, pair=OuterRef("pk"))))
+        .alias(reserved=Coalesce(Subquery(_reserved_by_others(volunteer, now)), 0))
+        .filter(reserved__lt=target - F("judgement_count"))
+        # Matches the partial index pair_allocation_idx: PostgreSQL walks it and stops at
+        # the first row it can lock instead of counting the whole pool.
+        .order_by("judgement_count", "id")
+    )
+
+
+def _claim_campaign_pair(volunteer: Volunteer, campaign: Campaign, now: datetime) -> Pair | None:
+    """Lock and return the first available campaign pair in fewest-judgements-first order."""
+    candidates = candidate_pairs(volunteer, campaign, now)
+    stale: list[int] = []
+    while True:
+        query = candidates.exclude(pk__in=stale) if stale else candidates
+        # A savepoint per attempt: the lock on a pair we end up not taking is released at
+        # once, so a volunteer never holds one pair while waiting for another (no deadlock).
+        with transaction.atomic():
+            pair = query.select_for_update(skip_locked=True, no_key=True).first()
+            if pair is None:
+                # Every candidate may be locked by allocations that are about to commit (each
+                # holds its lock for one short transaction): wait for the first one rather
+                # than tell this volunteer the pool is empty.
+                pair = query.select_for_update(no_key=True).first()
+                if pair is None:
+                    return None
+            # The candidate query read counts from its own snapshot; an allocation or an
+            # answer that committed before we got the lock is only visible to a new statement.
+            if is_available(pair.pk, volunteer, campaign, now):
+                return pair
+            stale.append(pair.pk)
+            transaction.set_rollback(True)
+
+
+def lock_open_assignments(volunteer: Volunteer) -> QuerySet[Assignment]:
+    """The volunteer's unanswered assignments, row-locked (use inside a transaction)."""
+    return (
+        Assignment.objects.filter(volunteer=volunteer, answered_at__isnull=True)
+        .select_related("pair")
+        .select_for_update(no_key=True, of=("self",))
+        .order_by("shown_at", "id")
+    )
+
+
+def next_assignment(volunteer: Volunteer, *, now: datetime | None = None) -> NextPair:
+    """The assignment ``volunteer`` should see now (resumed, renewed or new), or why none.
+
+    ``volunteer.campaign`` should be loaded (``select_related``) to save a query.
+    """
+    now = now or timezone.now()
+    campaign = volunteer.campaign
+    dropped = False
+    with transaction.atomic():
+        lock_volunteer(volunteer)
+        current = lock_open_assignments(volunteer).first()
+        size = campaign_size(campaign)
+        answered = answered_by(volunteer)
+        if current is not None:
+            current.volunteer = volunteer
+            if revalidate(current, campaign, now, reshow=True):
+                return NextPair(current, None, size, answered)
+            current.delete()
+            dropped = True
+
+        if answered.training < size.training:
+            training = _next_training_pair(volunteer, campaign)
+            if training is not None:
+                assignment = _assign(volunteer, training, campaign, now)
+                return NextPair(assignment, None, size, answered, dropped_expired=dropped)
+
+        if answered.campaign >= campaign.quota:
+            return NextPair(None, EndReason.QUOTA, size, answered, dropped)
+        pair = _claim_campaign_pair(volunteer, campaign, now)
+        if pair is None:
+            return NextPair(None, EndReason.EXHAUSTED, size, answered, dropped)
+        assignment = _assign(volunteer, pair, campaign, now)
+        return NextPair(assignment, None, size, answered, dropped_expired=dropped)
+
+
+__all__ = [
+    "Answered",
+    "CampaignSize",
+    "EndReason",
+    "NextPair",
+    "answered_by",
+    "campaign_size",
+    "candidate_pairs",
+    "draw_source_on_top",
+    "is_available",
+    "lock_open_assignments",
+    "lock_volunteer",
+    "next_assignment",
+    "revalidate",
+]

@@ -1,0 +1,1 @@
+"""REST API of the annotate app: campaigns, pairs (bulk import), judgements, exports."""

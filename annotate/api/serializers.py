@@ -1,0 +1,196 @@
+"""Serializers of the annotate API (no database access beyond what the querysets annotate)."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from django.conf import settings
+from rest_framework import serializers
+
+from annotate.exports.pseudonyms import volunteer_pseudonym
+from annotate.exports.service import Format, Level
+from annotate.labels import ENGLISH_LEVEL_ORDER, is_paraphrase
+from annotate.models import Campaign, Judgement, Pair
+
+# Most records one bulk request may carry (the importer holds them all in one transaction).
+MAX_BULK_RECORDS = 50_000
+# Problems listed in a refusal: a broken batch can have one per record; people fix the first.
+MAX_PROBLEMS_LISTED = 1000
+
+
+class CampaignSerializer(serializers.ModelSerializer):
+    pairs = serializers.IntegerField(source="pair_count", read_only=True, help_text="Campaign pairs (no training).")
+    training_pairs = serializers.IntegerField(source="training_pair_count", read_only=True)
+    volunteers = serializers.IntegerField(source="volunteer_count", read_only=True)
+    judgements = serializers.IntegerField(
+        source="judgement_count", read_only=True, help_text="Judgements of campaign pairs (no training answers)."
+    )
+    volunteer_link = serializers.SerializerMethodField(help_text="Link to send to volunteers.")
+
+    class Meta:
+        model = Campaign
+        fields = [
+            "id",
+            "slug",
+            "name",
+            "description",
+            "quota",
+            "judges_per_pair",
+            "reservation_minutes",
+            "is_open",
+            "created_at",
+            "pairs",
+            "training_pairs",
+            "volunteers",
+            "judgements",
+            "volunteer_link",
+        ]
+        read_only_fields = ["id", "created_at"]
+
+    def get_volunteer_link(self, campaign: Campaign) -> str:
+        return f"{settings.SITE_URL}/c/{campaign.slug}/"
+
+
+class PairSerializer(serializers.ModelSerializer):
+    campaign = serializers.CharField(source="campaign_slug", read_only=True, help_text="Campaign slug.")
+    judgements = serializers.IntegerField(
+        source="judgement_count", read_only=True, help_text="Non-training judgements of this pair."
+    )
+
+    class Meta:
+        model = Pair
+        fields = [
+            "id",
+            "campaign",
+            "external_id",
+            "origin",
+            "source",
+            "hypothesis",
+            "gold_label",
+            "gold_score",
+            "is_training",
+            "training_position",
+            "expected_label",
+            "explanation",
+            "judgements",
+            "created_at",
+        ]
+        read_only_fields = fields
+
+
+class PairBulkCreateSerializer(serializers.Serializer):
+    """Body of ``POST /api/pairs/``: the records go through the importer, all or nothing."""
+
+    campaign = serializers.SlugRelatedField(
+        slug_field="slug",
+        queryset=Campaign.objects.all(),
+        help_text="Slug of the campaign that receives the pairs.",
+        error_messages={"does_not_exist": "No campaign with slug {value!r}."},
+    )
+    origin = serializers.CharField(
+        required=False, allow_blank=True, default="", max_length=100, help_text="Origin of records that name none."
+    )
+    dry_run = serializers.BooleanField(
+        required=False, default=False, help_text="Validate everything (database checks included), store nothing."
+    )
+    pairs = serializers.ListField(
+        child=serializers.DictField(),
+        allow_empty=False,
+        max_length=MAX_BULK_RECORDS,
+        help_text=(
+            "Records with `source`, `hypothesis` and optionally `id`/`external_id`, `origin`, "
+            "`label`/`gold_label`, `gold_score` and the training fields; unknown keys are ignored "
+            "and listed in the answer."
+        ),
+    )
+
+
+class ImportReportSerializer(serializers.Serializer):
+    created = serializers.IntegerField()
+    format = serializers.CharField()
+    training = serializers.IntegerField()
+    ignored_columns = serializers.ListField(child=serializers.CharField())
+    pair_ids = serializers.ListField(child=serializers.IntegerField(), help_text="New pairs, in record order.")
+    dry_run = serializers.BooleanField()
+    notes = serializers.ListField(child=serializers.CharField(), help_text="Remarks that are not problems.")
+
+
+class ImportProblemSerializer(serializers.Serializer):
+    index = serializers.IntegerField(
+        allow_null=True, help_text="0-based position in `pairs` (null: the whole request)."
+    )
+    line = serializers.IntegerField(allow_null=True, help_text="1-based record number, as the importer counts.")
+    field = serializers.CharField(allow_blank=True)
+    message = serializers.CharField()
+
+
+class ImportRefusedSerializer(serializers.Serializer):
+    detail = serializers.CharField()
+    problem_count = serializers.IntegerField()
+    problems = ImportProblemSerializer(many=True, help_text=f"The first {MAX_PROBLEMS_LISTED} problems.")
+
+
+class JudgementSerializer(serializers.ModelSerializer):
+    campaign = serializers.CharField(source="campaign_slug", read_only=True)
+    pair_external_id = serializers.CharField(read_only=True)
+    volunteer = serializers.SerializerMethodField(help_text="Volunteer pseudonym (a keyed hash, never the token).")
+    english_level = serializers.ChoiceField(
+        source="volunteer.english_level", choices=[level.value for level in ENGLISH_LEVEL_ORDER], read_only=True
+    )
+    binary_label = serializers.SerializerMethodField(help_text="Paraphrase or not; null for Don't know.")
+    top_sentence = serializers.SerializerMethodField(help_text="Which sentence was shown on top.")
+    response_seconds = serializers.FloatField(read_only=True)
+
+    class Meta:
+        model = Judgement
+        fields = [
+            "id",
+            "campaign",
+            "pair",
+            "pair_external_id",
+            "volunteer",
+            "english_level",
+            "label",
+            "binary_label",
+            "top_sentence",
+            "is_training",
+            "shown_at",
+            "answered_at",
+            "response_seconds",
+        ]
+        read_only_fields = fields
+
+    def get_volunteer(self, judgement: Judgement) -> str:
+        return volunteer_pseudonym(judgement.volunteer.token)
+
+    def get_binary_label(self, judgement: Judgement) -> bool | None:
+        return is_paraphrase(judgement.label)
+
+    def get_top_sentence(self, judgement: Judgement) -> str:
+        return "source" if judgement.source_on_top else "hypothesis"
+
+
+class ExportQuerySerializer(serializers.Serializer):
+    level = serializers.ChoiceField(choices=[level.value for level in Level], default=Level.PAIRS.value)
+    format = serializers.ChoiceField(choices=[f.value for f in Format], default=Format.CSV.value)
+
+
+def problem_payload(problems: list[Any]) -> dict[str, Any]:
+    """The 400 body of a refused bulk import: each problem with its record (0-based ``index``
+    in ``pairs`` and the importer's 1-based ``line``) and field; null for the whole request."""
+    items = [
+        {
+            "index": None if problem.line is None else problem.line - 1,
+            "line": problem.line,
+            "field": problem.field or "",
+            "message": problem.message,
+        }
+        for problem in problems[:MAX_PROBLEMS_LISTED]
+    ]
+    count = len(problems)
+    shown = "" if count <= MAX_PROBLEMS_LISTED else f" (the first {MAX_PROBLEMS_LISTED} are listed)"
+    return {
+        "detail": f"Nothing was imported: {count} problem{'s' if count != 1 else ''} in the records{shown}.",
+        "problem_count": count,
+        "problems": items,
+    }

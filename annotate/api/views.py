@@ -1,0 +1,183 @@
+"""Viewsets of the annotate API: thin wrappers around querysets, the importer and the exports."""
+
+from __future__ import annotations
+
+from dataclasses import asdict
+from typing import Any
+
+from django.db.models import QuerySet
+from django.http import HttpResponseBase
+from django.shortcuts import get_object_or_404
+from django_filters.rest_framework import DjangoFilterBackend
+from drf_spectacular.types import OpenApiTypes
+from drf_spectacular.utils import OpenApiParameter, OpenApiResponse, extend_schema, extend_schema_view
+from rest_framework import mixins, status, viewsets
+from rest_framework.decorators import action
+from rest_framework.negotiation import BaseContentNegotiation
+from rest_framework.parsers import JSONParser
+from rest_framework.permissions import IsAdminUser
+from rest_framework.renderers import BaseRenderer, JSONRenderer
+from rest_framework.request import Request
+from rest_framework.response import Response
+from rest_framework.views import APIView
+
+from annotate.api.filters import JudgementFilter, PairFilter
+from annotate.api.pagination import ApiPagination
+from annotate.api.queries import campaigns_with_counts, judgements_for_api, pairs_for_api
+from annotate.api.serializers import (
+    CampaignSerializer,
+    ExportQuerySerializer,
+    ImportRefusedSerializer,
+    ImportReportSerializer,
+    JudgementSerializer,
+    PairBulkCreateSerializer,
+    PairSerializer,
+    problem_payload,
+)
+from annotate.exports.http import export_response
+from annotate.exports.service import build_export
+from annotate.importers import ImportRefused, import_records
+from annotate.models import Campaign, Judgement, Pair
+
+
+@extend_schema_view(
+    list=extend_schema(summary="List campaigns"),
+    create=extend_schema(summary="Create a campaign"),
+    retrieve=extend_schema(summary="One campaign"),
+)
+class CampaignViewSet(
+    mixins.ListModelMixin, mixins.CreateModelMixin, mixins.RetrieveModelMixin, viewsets.GenericViewSet
+):
+    """Campaigns, by slug, with their numbers of pairs, volunteers and judgements."""
+
+    serializer_class = CampaignSerializer
+    permission_classes = [IsAdminUser]
+    pagination_class = ApiPagination
+    lookup_field = "slug"
+
+    def get_queryset(self) -> QuerySet[Campaign]:
+        return campaigns_with_counts().order_by("-created_at", "-id")
+
+    def create(self, request: Request, *args: Any, **kwargs: Any) -> Response:
+        serializer = self.get_serializer(data=request.data)
+        serializer.is_valid(raise_exception=True)
+        campaign = serializer.save()
+        return Response(self._fresh(campaign), status=status.HTTP_201_CREATED)
+
+    def _fresh(self, campaign: Campaign) -> dict[str, Any]:
+        """The campaign as the list shows it (counts included)."""
+        return self.get_serializer(self.get_queryset().get(pk=campaign.pk)).data
+
+    def _set_open(self, is_open: bool) -> Response:
+        campaign = self.get_object()
+        if campaign.is_open != is_open:
+            campaign.is_open = is_open
+            campaign.save(update_fields=["is_open"])
+        return Response(self._fresh(campaign))
+
+    @extend_schema(request=None, summary="Open a campaign to new volunteers")
+    @action(detail=True, methods=["post"])
+    def open(self, request: Request, slug: str) -> Response:
+        return self._set_open(True)
+
+    @extend_schema(request=None, summary="Close a campaign to new volunteers")
+    @action(detail=True, methods=["post"])
+    def close(self, request: Request, slug: str) -> Response:
+        return self._set_open(False)
+
+
+@extend_schema_view(
+    list=extend_schema(summary="List pairs"),
+    retrieve=extend_schema(summary="One pair"),
+)
+class PairViewSet(mixins.ListModelMixin, mixins.RetrieveModelMixin, viewsets.GenericViewSet):
+    """Pairs of every campaign; ``POST`` imports many at once through the importer."""
+
+    serializer_class = PairSerializer
+    permission_classes = [IsAdminUser]
+    pagination_class = ApiPagination
+    filter_backends = [DjangoFilterBackend]
+    filterset_class = PairFilter
+    parser_classes = [JSONParser]
+
+    def get_queryset(self) -> QuerySet[Pair]:
+        return pairs_for_api()
+
+    @extend_schema(
+        summary="Import pairs (all or nothing)",
+        request=PairBulkCreateSerializer,
+        responses={201: ImportReportSerializer, 200: ImportReportSerializer, 400: ImportRefusedSerializer},
+    )
+    def create(self, request: Request, *args: Any, **kwargs: Any) -> Response:
+        body = PairBulkCreateSerializer(data=request.data)
+        body.is_valid(raise_exception=True)
+        try:
+            report = import_records(
+                body.validated_data["campaign"],
+                body.validated_data["pairs"],
+                format_name="json",
+                origin=body.validated_data["origin"],
+                dry_run=body.validated_data["dry_run"],
+            )
+        except ImportRefused as refused:
+            return Response(problem_payload(refused.problems), status=status.HTTP_400_BAD_REQUEST)
+        answer = status.HTTP_200_OK if report.dry_run else status.HTTP_201_CREATED
+        return Response(ImportReportSerializer(asdict(report)).data, status=answer)
+
+
+@extend_schema_view(
+    list=extend_schema(summary="List judgements (read-only)"),
+    retrieve=extend_schema(summary="One judgement"),
+)
+class JudgementViewSet(viewsets.ReadOnlyModelViewSet):
+    """Volunteers' answers; volunteers appear as pseudonyms. Judgements are never written here."""
+
+    serializer_class = JudgementSerializer
+    permission_classes = [IsAdminUser]
+    pagination_class = ApiPagination
+    filter_backends = [DjangoFilterBackend]
+    filterset_class = JudgementFilter
+
+    def get_queryset(self) -> QuerySet[Judgement]:
+        return judgements_for_api()
+
+
+class JSONOnlyNegotiation(BaseContentNegotiation):
+    """Always JSON for what DRF renders: ``?format=`` picks the export's format, not a renderer."""
+
+    def select_parser(self, request: Request, parsers: list[Any]) -> Any:
+        return parsers[0] if parsers else None
+
+    def select_renderer(
+        self, request: Request, renderers: list[BaseRenderer], format_suffix: str | None = None
+    ) -> tuple[BaseRenderer, str]:
+        return renderers[0], renderers[0].media_type
+
+
+class CampaignExportView(APIView):
+    """A campaign's labelled corpus, streamed (same rows as ``manage.py export_corpus``)."""
+
+    permission_classes = [IsAdminUser]
+    renderer_classes = [JSONRenderer]
+    content_negotiation_class = JSONOnlyNegotiation
+
+    @extend_schema(
+        summary="Export a campaign (streamed CSV or JSON Lines)",
+        parameters=[
+            OpenApiParameter("level", enum=["pairs", "judgements"], default="pairs"),
+            OpenApiParameter("format", enum=["csv", "jsonl"], default="csv"),
+        ],
+        responses={
+            (200, "text/csv"): OpenApiResponse(OpenApiTypes.STR, description="CSV with a header row."),
+            (200, "application/x-ndjson"): OpenApiResponse(OpenApiTypes.STR, description="One JSON object a line."),
+            400: OpenApiResponse(description="Unknown level or format (the body names the parameter)."),
+            404: OpenApiResponse(description="No campaign with this slug."),
+        },
+    )
+    def get(self, request: Request, slug: str) -> HttpResponseBase:
+        campaign = get_object_or_404(Campaign, slug=slug)
+        options = ExportQuerySerializer(data=request.query_params)
+        options.is_valid(raise_exception=True)
+        return export_response(
+            build_export(campaign, options.validated_data["level"], options.validated_data["format"])
+        )

@@ -1,0 +1,311 @@
+"""The rows of the two exports, read from the database in chunks (no writer knows the models).
+
+Judgement level: one row per non-training judgement. Pair level: one row per non-training
+pair, with the judges' summary (:func:`annotate.aggregation.verdict`) and one column per metric
+configuration. Rows are plain dicts of JSON-compatible values (str, int, float, bool, None,
+list of str); the writers decide how each becomes a CSV cell or a JSON value.
+
+Reads stay bounded: pairs and judgements are streamed with ``.iterator(chunk_size=...)`` and
+the label counts and scores are fetched per chunk of pairs, two queries per chunk
+whatever the number of judges or metrics.
+"""
+
+from __future__ import annotations
+
+import math
+from collections import defaultdict
+from collections.abc import Iterable, Iterator, Sequence
+from dataclasses import dataclass
+from datetime import datetime
+from functools import lru_cache
+from itertools import chain, islice, repeat
+from typing import Any, TypeVar
+
+from django.db.models import Count, Exists, OuterRef
+
+from annotate.aggregation import PairVerdict, verdict
+from annotate.exports.pseudonyms import volunteer_pseudonym
+from annotate.labels import LABEL_ORDER, Label, is_paraphrase
+from annotate.models import Campaign, Judgement, Pair
+from scoring.models import MetricConfig, Score
+
+Row = dict[str, Any]
+T = TypeVar("T")
+
+DEFAULT_CHUNK_SIZE = 1000
+
+JUDGEMENT_COLUMNS: tuple[str, ...] = (
+    "campaign",
+    "judgement_id",
+    "pair_id",
+    "external_id",
+    "origin",
+    "source",
+    "hypothesis",
+    "top_sentence",
+    "label",
+    "binary_label",
+    "volunteer",
+    "english_level",
+    "shown_at",
+    "answered_at",
+    "response_seconds",
+)
+
+# Label count columns, in the order of the answer buttons.
+COUNT_COLUMNS: dict[Label, str] = {label: f"n_{label.value}" for label in LABEL_ORDER}
+
+# Never call a column "label" or "id" here: the importer reads those as a gold label and an
+# external id, and a re-imported pair-level export must only bring back what it exported.
+PAIR_COLUMNS: tuple[str, ...] = (
+    "campaign",
+    "pair_id",
+    "external_id",
+    "origin",
+    "source",
+    "hypothesis",
+    "gold_label",
+    "gold_score",
+    "judgements",
+    *COUNT_COLUMNS.values(),
+    "majority_label",
+    "label_tie",
+    "binary_label",
+    "binary_tie",
+    "mean_ordinal",
+)
+FAILED_SCORES_COLUMN = "failed_scores"
+
+
+def chunked(items: Iterable[T], size: int) -> Iterator[list[T]]:
+    """Successive lists of at most ``size`` items (``itertools.batched`` needs Python 3.12)."""
+    iterator = iter(items)
+    while chunk := list(islice(iterator, size)):
+        yield chunk
+
+
+def _timestamp(value: datetime) -> str:
+    return value.isoformat()
+
+
+def _finite(value: float | None) -> float | None:
+    """A number, or None for a missing or non-finite one (JSON has no NaN)."""
+    if value is None or not math.isfinite(value):
+        return None
+    return value
+
+
+# --- Judgement level -------------------------------------------------------------------------
+
+
+def judgement_rows(campaign: Campaign, *, chunk_size: int = DEFAULT_CHUNK_SIZE) -> Iterator[Row]:
+    """One row per non-training judgement of ``campaign``, in the order they were stored.
+
+    The volunteer appears as a pseudonym (:func:`volunteer_pseudonym`), never as the token.
+    """
+    judgements = (
+        Judgement.objects.filter(pair__campaign=campaign, is_training=False, pair__is_training=False)
+        .order_by("id")
+        .values_list(
+            "id",
+            "pair_id",
+            "pair__external_id",
+            "pair__origin",
+            "pair__source",
+            "pair__hypothesis",
+            "source_on_top",
+            "label",
+            "volunteer_id",
+            "volunteer__token",
+            "volunteer__english_level",
+            "shown_at",
+            "answered_at",
+        )
+    )
+    pseudonyms: dict[int, str] = {}  # one hash per volunteer, not per judgement
+    for (
+        judgement_id,
+        pair_id,
+        external_id,
+        origin,
+        source,
+        hypothesis,
+        source_on_top,
+        label,
+        volunteer_id,
+        token,
+        english_level,
+        shown_at,
+        answered_at,
+    ) in judgements.iterator(chunk_size=chunk_size):
+        pseudonym = pseudonyms.get(volunteer_id)
+        if pseudonym is None:
+            pseudonym = pseudonyms[volunteer_id] = volunteer_pseudonym(token)
+        yield {
+            "campaign": campaign.slug,
+            "judgement_id": judgement_id,
+            "pair_id": pair_id,
+            "external_id": external_id,
+            "origin": origin,
+            "source": source,
+            "hypothesis": hypothesis,
+            "top_sentence": "source" if source_on_top else "hypothesis",
+            "label": label,
+            "binary_label": is_paraphrase(label),
+            "volunteer": pseudonym,
+            "english_level": english_level,
+            "shown_at": _timestamp(shown_at),
+            "answered_at": _timestamp(answered_at),
+            "response_seconds": round((answered_at - shown_at).total_seconds(), 3),
+        }
+
+
+# --- Pair level ------------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class MetricColumn:
+    """One metric configuration as a column of the pair-level export."""
+
+    config_id: int
+    name: str
+    metric: str
+    config_hash: str
+
+
+def metric_columns(campaign: Campaign) -> list[MetricColumn]:
+    """The metric configurations that scored at least one pair of ``campaign``, one column each.
+
+    The header is the configuration's display label (``parapluie_fs_direct[SmolLM2-135M-Instruct]``);
+    when two configurations share a label, or a label is already a column name, the start of the
+    configuration hash (all of it if needed) is appended so every header stays unique.
+    """
+    scored = Score.objects.filter(metric_config=OuterRef("pk"), pair__campaign=campaign, pair__is_training=False)
+    configs = list(
+        MetricConfig.objects.filter(Exists(scored))
+        .order_by("metric", "label", "id")
+        .values_list("id", "label", "metric", "config_hash")
+    )
+    label_counts: dict[str, int] = defaultdict(int)
+    for _, label, _, _ in configs:
+        label_counts[label] += 1
+    taken = {*PAIR_COLUMNS, FAILED_SCORES_COLUMN}
+    columns = []
+    for config_id, label, metric, config_hash in configs:
+        name = label or metric
+        if label_counts[label] > 1 or name in taken:
+            short = f"{name}#{config_hash[:8]}"
+            name = short if short not in taken else f"{name}#{config_hash}"  # config_hash is unique
+        taken.add(name)
+        columns.append(MetricColumn(config_id=config_id, name=name, metric=metric, config_hash=config_hash))
+    return columns
+
+
+def pair_columns(metrics: Sequence[MetricColumn]) -> tuple[str, ...]:
+    """Header of the pair-level export: fixed columns, one per metric, then the failures."""
+    return (*PAIR_COLUMNS, *(column.name for column in metrics), FAILED_SCORES_COLUMN)
+
+
+def _in_chunk(campaign: Campaign, first: int, last: int) -> dict[str, Any]:
+    """Filter of the rows (judgements, scores) of the campaign's pairs with ids in ``[first, last]``.
+
+    The id range lets PostgreSQL read the ``pair_id`` index of the judgements or scores; the
+    subquery keeps only the campaign's non-training pairs. No ``IN (<1000 parameters>)`` to
+    build per chunk, and no scan of the whole campaign.
+    """
+    pairs = Pair.objects.filter(campaign=campaign, is_training=False, id__gte=first, id__lte=last).values("id")
+    return {"pair_id__gte": first, "pair_id__lte": last, "pair_id__in": pairs}
+
+
+def _label_counts(campaign: Campaign, first: int, last: int) -> dict[int, dict[str, int]]:
+    """Label counts of the pairs of one chunk: one GROUP BY query."""
+    counts: dict[int, dict[str, int]] = defaultdict(dict)
+    rows = (
+        Judgement.objects.filter(is_training=False, **_in_chunk(campaign, first, last))
+        .order_by()  # no Meta.ordering in the GROUP BY
+        .values_list("pair_id", "label")
+        .annotate(n=Count("id"))
+    )
+    for pair_id, label, n in rows:
+        counts[pair_id][label] = n
+    return counts
+
+
+def _scores(
+    campaign: Campaign, first: int, last: int, metrics: Sequence[MetricColumn]
+) -> dict[int, list[tuple[int, float | None, str]]]:
+    """Scores of the pairs of one chunk under ``metrics``: one query."""
+    scores: dict[int, list[tuple[int, float | None, str]]] = defaultdict(list)
+    if not metrics:
+        return scores
+    rows = (
+        Score.objects.filter(metric_config_id__in=[m.config_id for m in metrics], **_in_chunk(campaign, first, last))
+        .order_by()
+        .values_list("pair_id", "metric_config_id", "value", "status")
+    )
+    for pair_id, config_id, value, status in rows:
+        scores[pair_id].append((config_id, value, status))
+    return scores
+
+
+@lru_cache(maxsize=4096)
+def _summary(counts: tuple[int, ...]) -> PairVerdict:
+    """:func:`verdict` of one pair from its label counts (in ``LABEL_ORDER``).
+
+    Pure and memoised: a corpus has few distinct count vectors, so 100,000 pairs cost a few
+    hundred verdicts.
+    """
+    return verdict(chain.from_iterable(repeat(label, n) for label, n in zip(LABEL_ORDER, counts, strict=True)))
+
+
+def pair_rows(
+    campaign: Campaign, metrics: Sequence[MetricColumn], *, chunk_size: int = DEFAULT_CHUNK_SIZE
+) -> Iterator[Row]:
+    """One row per non-training pair of ``campaign`` (by id), judged or not.
+
+    Label counts, majority and binary labels and the mean ordinal score come from the pair's
+    non-training judgements through :func:`annotate.aggregation.verdict`. A metric column holds
+    the score, or is empty when the score is missing (not computed yet) or failed; the failed
+    configurations of the pair are listed in ``failed_scores``.
+    """
+    names = {metric.config_id: metric.name for metric in metrics}
+    positions = {metric.name: index for index, metric in enumerate(metrics)}
+    pairs = (
+        Pair.objects.filter(campaign=campaign, is_training=False)
+        .order_by("id")
+        .values_list("id", "external_id", "origin", "source", "hypothesis", "gold_label", "gold_score")
+    )
+    no_judgements: dict[str, int] = {}
+    for chunk in chunked(pairs.iterator(chunk_size=chunk_size), chunk_size):
+        first, last = chunk[0][0], chunk[-1][0]
+        counts = _label_counts(campaign, first, last)
+        scores = _scores(campaign, first, last, metrics)
+        for pair_id, external_id, origin, source, hypothesis, gold_label, gold_score in chunk:
+            pair_counts = counts.get(pair_id, no_judgements)
+            summary = _summary(tuple(pair_counts.get(label.value, 0) for label in LABEL_ORDER))
+            row: Row = {
+                "campaign": campaign.slug,
+                "pair_id": pair_id,
+                "external_id": external_id,
+                "origin": origin,
+                "source": source,
+                "hypothesis": hypothesis,
+                "gold_label": gold_label,
+                "gold_score": _finite(gold_score),
+                "judgements": summary.judgements,
+                **{column: summary.counts[label] for label, column in COUNT_COLUMNS.items()},
+                "majority_label": summary.majority_label.value if summary.majority_label else None,
+                "label_tie": summary.label_tie,
+                "binary_label": summary.is_paraphrase,
+                "binary_tie": summary.binary_tie,
+                "mean_ordinal": summary.mean_ordinal,
+            }
+            row.update(dict.fromkeys(names.values()))
+            failed = []
+            for config_id, value, status in scores.get(pair_id, ()):
+                if status == Score.Status.DONE:
+                    row[names[config_id]] = _finite(value)
+                else:
+                    failed.append(names[config_id])
+            row[FAILED_SCORES_COLUMN] = sorted(failed, key=positions.__getitem__)
+            yield row

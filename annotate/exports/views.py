@@ -1,0 +1,24 @@
+"""Staff page that downloads a campaign's export (the dashboard links to it)."""
+
+from __future__ import annotations
+
+from django.contrib.admin.views.decorators import staff_member_required
+from django.http import HttpRequest, HttpResponse, HttpResponseBadRequest
+from django.shortcuts import get_object_or_404
+from django.views.decorators.http import require_GET
+
+from annotate.exports.http import export_response
+from annotate.exports.service import ExportOptionError, build_export, parse_export_options
+from annotate.models import Campaign
+
+
+@staff_member_required
+@require_GET
+def campaign_export(request: HttpRequest, slug: str) -> HttpResponse:
+    """``/staff/export/<slug>/?level=pairs|judgements&format=csv|jsonl``, streamed."""
+    campaign = get_object_or_404(Campaign, slug=slug)
+    try:
+        level, format = parse_export_options(request.GET)
+    except ExportOptionError as error:
+        return HttpResponseBadRequest(f"{error}\n", content_type="text/plain; charset=utf-8")
+    return export_response(build_export(campaign, level, format))

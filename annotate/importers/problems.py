@@ -1,0 +1,79 @@
+"""What an import reports: the problems that refuse a file, and the summary of a stored one."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+# A broken file can have thousands of problems; people read the first ones and fix the cause.
+MAX_PROBLEMS_SHOWN = 50
+
+
+@dataclass(frozen=True)
+class ImportProblem:
+    """One reason to refuse a file: where (line and field, when known) and what is wrong.
+
+    ``line`` is the physical line of the file where the record starts (1 is the header of a
+    tabular file); for :func:`annotate.importers.import_records` it is the 1-based position of
+    the record in the iterable.
+    """
+
+    line: int | None
+    field: str | None
+    message: str
+
+    def __str__(self) -> str:
+        return f"line {self.line}: {self.message}" if self.line is not None else self.message
+
+
+def format_problems(problems: list[ImportProblem], limit: int = MAX_PROBLEMS_SHOWN) -> str:
+    """The first ``limit`` problems, one a line, and how many more were left out."""
+    lines = [str(problem) for problem in problems[:limit]]
+    if len(problems) > limit:
+        lines.append(f"... and {len(problems) - limit:,} more")
+    return "\n".join(lines)
+
+
+class ImportRefused(Exception):
+    """The file (or the records) had problems; nothing from it was stored."""
+
+    def __init__(self, problems: list[ImportProblem]) -> None:
+        if not problems:
+            raise ValueError("ImportRefused needs at least one problem")
+        self.problems = list(problems)
+        super().__init__(format_problems(self.problems))
+
+    def __str__(self) -> str:
+        return format_problems(self.problems)
+
+
+@dataclass(frozen=True)
+class ImportReport:
+    """What a successful import stored.
+
+    ``format`` is the format that was read (``mrpc``, ``paws``, ``stsb``, ``csv``, ``tsv``,
+    ``jsonl`` or the ``format_name`` given to ``import_records``); ``ignored_columns`` lists
+    the columns (or JSON keys) that were present but are not pair fields; ``pair_ids`` are the
+    new pairs in file order (empty for a dry run).
+    """
+
+    created: int
+    format: str
+    training: int
+    ignored_columns: list[str]
+    pair_ids: list[int]
+    paraeval_export: bool = False  # the file was a ParaEval pair-level export (cells restored)
+    dry_run: bool = False  # validated only: nothing was stored
+    notes: list[str] = field(default_factory=list)  # things worth saying that are not problems
+
+    def describe(self, campaign: str) -> list[str]:
+        """Lines that tell a person what was imported (printed by the commands)."""
+        kind = f"{self.format} (a ParaEval pair-level export)" if self.paraeval_export else self.format
+        verb = "Would import" if self.dry_run else "Imported"
+        lines = [
+            f"{verb} {self.created:,} pair{'s' if self.created != 1 else ''} into campaign {campaign!r}.",
+            f"  format: {kind}",
+            f"  training pairs: {self.training:,}",
+            f"  ignored columns: {', '.join(self.ignored_columns) if self.ignored_columns else 'none'}",
+        ]
+        lines.extend(f"  note: {note}" for note in self.notes)
+        return lines

@@ -1,0 +1,246 @@
+"""How fast the dashboard's analyses run on 10,000 pairs x 10 metrics, against scikit-learn.
+
+Builds a synthetic campaign in memory (no database): 10,000 pairs in 3 corpora, 3
+judgements per pair from 200 volunteers (30,000 judgements, some Don't know), 10 metric
+configurations (3 lower-is-closer, one with heavy ties, one with a natural threshold, a few
+failed scores). Then times, best of ``--repeats`` runs:
+
+- the reference: one ``sklearn.metrics.roc_auc_score`` pass per metric on all pairs;
+- the human labels alone (``annotate.aggregation.verdict`` per pair);
+- the whole report without bootstrap intervals;
+- the whole report with the default number of resamples (what the live page computes), and
+  with 2,000 resamples.
+
+Every report covers Tables 1-5, AUC, correlations, top-k curves, chart data, agreement and
+the volunteer table, for each corpus and for all pairs. Prints times and ratios; no assertion.
+
+With ``--database`` it also stores the same campaign in a throw-away database (``bench_<name>``
+on PostgreSQL, created and dropped here; in memory on SQLite) and times what the live page
+pays: the version check of an unchanged campaign (one query) and a full ``campaign_report``
+(loading pairs, judgements and scores, then the analyses).
+
+    .venv/bin/python benchmarks/analysis_speed.py [--pairs 10000] [--metrics 10] [--repeats 3]
+    DATABASE_URL=postgres://postgres@127.0.0.1:5432/paraeval .venv/bin/python benchmarks/analysis_speed.py --database
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+import time
+from collections.abc import Callable
+from pathlib import Path
+
+import numpy as np
+
+sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
+
+from sklearn.metrics import roc_auc_score
+
+from scoring.analysis.bootstrap import DEFAULT_RESAMPLES
+from scoring.analysis.labels import volunteer_labels
+from scoring.analysis.report import (
+    AnalysisInput,
+    JudgementRows,
+    MetricInfo,
+    ReportOptions,
+    VolunteerInfo,
+    build_report,
+)
+
+
+def synthetic_campaign(pairs: int, metrics: int, judges: int = 3, seed: int = 0) -> AnalysisInput:
+    """A campaign whose metrics agree with people to different degrees."""
+    rng = np.random.default_rng(seed)
+    origins = rng.choice(["mrpc", "paws", "llm"], size=pairs).tolist()
+    meaning = rng.normal(size=pairs)  # how close the two sentences really are
+    edit = np.clip(rng.beta(2, 3, size=pairs) - 0.1 * meaning, 0, 1)
+    rows = pairs * judges
+    pair_index = np.repeat(np.arange(pairs), judges)
+    yes = rng.random(rows) < 1 / (1 + np.exp(-2 * meaning[pair_index]))
+    code = np.where(yes, rng.integers(2, 4, rows), rng.integers(0, 2, rows))
+    code = np.where(rng.random(rows) < 0.03, 4, code)  # Don't know
+    judgements = JudgementRows(
+        pair_index=pair_index,
+        volunteer=rng.integers(1, 201, rows),
+        code=code,
+        answered_at=np.arange(rows, dtype=np.float64),
+        response_seconds=rng.gamma(3, 3, rows),
+    )
+    infos = [
+        MetricInfo(
+            id=index + 1,
+            name=f"metric{index}",
+            label=f"Metric {index}",
+            higher_is_closer=index % 4 != 1,
+            natural_threshold=0.0 if index == metrics - 1 else None,
+        )
+        for index in range(metrics)
+    ]
+    scores = np.empty((metrics, pairs))
+    for index, info in enumerate(infos):
+        value = meaning * rng.uniform(0.2, 1.5) - edit * rng.uniform(0, 2) + rng.normal(size=pairs)
+        scores[index] = value if info.higher_is_closer else -value
+    scores[2] = np.round(scores[2], 1)  # a metric with many tied scores (like BLEU's zeros)
+    failed = np.zeros_like(scores, dtype=bool)
+    failed[4, rng.choice(pairs, 25, replace=False)] = True
+    scores[failed] = np.nan
+    return AnalysisInput(
+        pair_ids=np.arange(pairs),
+        origins=origins,
+        edit_distance=edit,
+        gold_label=(meaning > 0).astype(np.float64),
+        gold_score=np.full(pairs, np.nan),
+        judgements=judgements,
+        volunteers=[VolunteerInfo(v, "good", 5, 4) for v in range(1, 201)],
+        metrics=infos,
+        scores=scores,
+        failed=failed,
+    )
+
+
+def best_of(repeats: int, function: Callable[[], object]) -> float:
+    times = []
+    for _ in range(repeats):
+        start = time.perf_counter()
+        function()
+        times.append(time.perf_counter() - start)
+    return min(times)
+
+
+def database_timings(data: AnalysisInput, repeats: int) -> None:
+    """Store ``data`` as a campaign in a throw-away database and time the live page's work."""
+    import os
+
+    os.environ.setdefault("DJANGO_SETTINGS_MODULE", "tests.settings")
+    import django
+
+    django.setup()
+    from datetime import timedelta
+
+    from django.db import connection
+    from django.utils import timezone
+
+    from annotate.labels import LABEL_ORDER
+    from annotate.models import Campaign, Judgement, Pair, Volunteer
+    from scoring.analysis.dataset import data_state
+    from scoring.analysis.service import campaign_report
+    from scoring.models import MetricConfig, Score
+
+    if connection.vendor == "postgresql":
+        connection.settings_dict["TEST"]["NAME"] = f"bench_{connection.settings_dict['NAME']}"
+    old_name = connection.creation.create_test_db(verbosity=0, autoclobber=True)
+    try:
+        campaign = Campaign.objects.create(slug="bench", name="bench", judges_per_pair=3)
+        pairs = Pair.objects.bulk_create(
+            Pair(
+                campaign=campaign,
+                external_id=f"p{index}",
+                origin=origin,
+                source=f"The committee approved budget number {index} after a debate.",
+                hypothesis=f"After a debate the committee approved budget {index}.",
+                gold_label=bool(gold),
+            )
+            for index, (origin, gold) in enumerate(zip(data.origins, data.gold_label.tolist(), strict=True))
+        )
+        volunteers = Volunteer.objects.bulk_create(
+            Volunteer(campaign=campaign, english_level="good", token=f"bench-{v.id}") for v in data.volunteers
+        )
+        by_id = {info.id: volunteer for info, volunteer in zip(data.volunteers, volunteers, strict=True)}
+        now = timezone.now()
+        seen: set[tuple[int, int]] = set()
+        rows = []
+        for pair, volunteer, code in zip(
+            data.judgements.pair_index.tolist(),
+            data.judgements.volunteer.tolist(),
+            data.judgements.code.tolist(),
+            strict=True,
+        ):
+            if (pair, volunteer) in seen:  # one judgement per volunteer and pair
+                continue
+            seen.add((pair, volunteer))
+            rows.append(
+                Judgement(
+                    volunteer=by_id[volunteer],
+                    pair=pairs[pair],
+                    label=LABEL_ORDER[code].value,
+                    source_on_top=True,
+                    shown_at=now - timedelta(seconds=9),
+                    answered_at=now,
+                )
+            )
+        Judgement.objects.bulk_create(rows, batch_size=5000)
+        configs = MetricConfig.objects.bulk_create(
+            MetricConfig(
+                metric=info.name,
+                config_hash=f"bench-{info.id}",
+                label=info.label,
+                higher_is_closer=info.higher_is_closer,
+                natural_threshold=info.natural_threshold,
+            )
+            for info in data.metrics
+        )
+        Score.objects.bulk_create(
+            (
+                Score(pair=pairs[column], metric_config=config, value=None, status=Score.Status.FAILED, error="bench")
+                if data.failed[row, column]
+                else Score(pair=pairs[column], metric_config=config, value=float(data.scores[row, column]))
+                for row, config in enumerate(configs)
+                for column in range(len(pairs))
+            ),
+            batch_size=10_000,
+        )
+        print(
+            f"database ({connection.vendor}): {len(pairs):,} pairs, {len(rows):,} judgements, "
+            f"{Score.objects.count():,} scores"
+        )
+        check = best_of(repeats, lambda: data_state(campaign.pk))
+        full = best_of(repeats, lambda: campaign_report(campaign.pk, use_cache=False))
+        print(f"version check of an unchanged campaign (1 query)  {check:8.3f} s")
+        print(f"campaign_report: load + analyses, uncached          {full:8.3f} s")
+    finally:
+        connection.creation.destroy_test_db(old_name, verbosity=0)
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    parser.add_argument("--pairs", type=int, default=10_000)
+    parser.add_argument("--metrics", type=int, default=10)
+    parser.add_argument("--repeats", type=int, default=3)
+    parser.add_argument("--database", action="store_true", help="also time campaign_report on a database")
+    args = parser.parse_args()
+
+    data = synthetic_campaign(args.pairs, args.metrics)
+    labels = volunteer_labels(args.pairs, data.judgements.pair_index, data.judgements.code)
+    truth = labels.binary == 1
+    keep = labels.binary >= 0
+
+    def reference() -> None:
+        for row in data.scores:
+            valid = keep & np.isfinite(row)
+            roc_auc_score(truth[valid], row[valid])
+
+    reference_time = best_of(args.repeats, reference)
+    print(
+        f"{args.pairs:,} pairs x {args.metrics} metrics, {len(data.judgements):,} judgements, "
+        f"3 corpora + global; best of {args.repeats} runs"
+    )
+    print(f"reference: roc_auc_score once per metric        {reference_time:8.3f} s   1.0x")
+    rows = [
+        (
+            "human labels (verdict per answer combination)",
+            lambda: volunteer_labels(args.pairs, data.judgements.pair_index, data.judgements.code),
+        ),
+        ("full report, no bootstrap", lambda: build_report(data, ReportOptions(resamples=0))),
+        (f"full report, {DEFAULT_RESAMPLES} resamples (default)", lambda: build_report(data, ReportOptions())),
+        ("full report, 2000 resamples", lambda: build_report(data, ReportOptions(resamples=2000))),
+    ]
+    for name, function in rows:
+        elapsed = best_of(args.repeats, function)
+        print(f"{name:<47} {elapsed:8.3f} s {elapsed / reference_time:6.1f}x")
+    if args.database:
+        database_timings(data, args.repeats)
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,292 @@
+"""How long after a volunteer's answer are its pair's scores there? The embedded default, measured.
+
+Not a test: a script that prints figures. On the embedded default (SQLite, kombu's filesystem
+broker, the models PyPI packages ship, every metric of the default ``PARAEVAL_METRICS``) it
+
+1. creates a fresh data folder, migrates, and stores MRPC pairs *without* queueing their
+   scores (as if imported with scoring deferred), plus one probe pair;
+2. starts the worker exactly as ``scripts/run.sh`` does (one process on ``llm,cpu``,
+   ``--concurrency 1 --beat``), waits for its warm-up and for the probe pair's scores;
+3. saves N judgements through the volunteer flow (``annotate.flow.record_answer``, the function
+   the answer view calls), one every ``--spacing`` seconds, and reports the delay from each
+   judgement's save to its pair's last score (median, p95, max);
+4. queues the scores of ``--bulk`` more pairs at once and reports the throughput per queue;
+5. reports the peak resident memory (VmHWM) of the worker's processes;
+6. reference, in this process and the same models: the time to score one pair with every
+   metric directly (no queue, no worker), and the ratio of the end-to-end delay to it.
+
+    .venv/bin/python benchmarks/scoring_latency.py                 # 50 judgements, 2 s apart
+    .venv/bin/python benchmarks/scoring_latency.py --judgements 10 --bulk 20 --no-reference
+
+The periodic sweep is set to an hour so that it does not queue the deferred pairs during the
+measurement (in production it runs every minute and only tops up idle queues).
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import signal
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parent.parent
+MRPC = (
+    Path(os.environ.get("PARAEVAL_SHARED_DATA", ROOT.parent / "shared" / "data")) / "mrpc" / "msr_paraphrase_test.txt"
+)
+
+
+def mrpc_pairs(count: int) -> list[tuple[str, str]]:
+    """The first ``count`` MRPC test pairs (tab-separated, no CSV quoting, BOM at the start)."""
+    pairs = []
+    with MRPC.open(encoding="utf-8-sig") as handle:
+        next(handle)
+        for line in handle:
+            fields = line.rstrip("\n").split("\t")
+            pairs.append((fields[3], fields[4]))
+            if len(pairs) == count:
+                break
+    if len(pairs) < count:
+        raise SystemExit(f"{MRPC} has only {len(pairs)} pairs")
+    return pairs
+
+
+def percentile(values: list[float], share: float) -> float:
+    ordered = sorted(values)
+    return ordered[min(len(ordered) - 1, max(0, round(share * (len(ordered) - 1))))]
+
+
+def peak_rss(pid: int) -> dict[str, float]:
+    """VmHWM (peak resident set, MiB) of the worker's main process and each of its children."""
+    import psutil
+
+    result: dict[str, float] = {}
+    main = psutil.Process(pid)
+    for process in [main, *main.children(recursive=True)]:
+        try:
+            status = Path(f"/proc/{process.pid}/status").read_text()
+        except OSError:
+            continue
+        kib = next(int(line.split()[1]) for line in status.splitlines() if line.startswith("VmHWM:"))
+        label = f"main process {pid}" if process.pid == pid else f"child process {process.pid}"
+        result[label] = kib / 1024
+    return result
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--judgements", type=int, default=50)
+    parser.add_argument("--spacing", type=float, default=2.0, help="seconds between two judgements")
+    parser.add_argument("--bulk", type=int, default=60, help="pairs queued at once for the throughput")
+    parser.add_argument("--timeout", type=float, default=600, help="give up waiting for scores after this")
+    parser.add_argument("--no-reference", action="store_true", help="skip the in-process reference timing")
+    parser.add_argument("--metrics", default="", help="comma-separated metric names (default: PARAEVAL_METRICS)")
+    parser.add_argument("--keep", action="store_true", help="keep the data folder")
+    args = parser.parse_args()
+
+    data = Path(tempfile.mkdtemp(prefix="paraeval-latency-"))
+    for name in ("DATABASE_URL", "REDIS_URL", "PARAEVAL_METRICS", "DEBUG"):
+        os.environ.pop(name, None)
+    os.environ.update(
+        DJANGO_SETTINGS_MODULE="paraeval.settings",
+        SECRET_KEY="latency-benchmark",
+        PARAEVAL_DATA_DIR=str(data),
+        PARAEVAL_SWEEP_SECONDS="3600",
+    )
+    if args.metrics:
+        os.environ["PARAEVAL_METRICS"] = args.metrics
+    os.environ.setdefault("NLTK_DATA", str(ROOT / "data" / "nltk_data"))
+    sys.path.insert(0, str(ROOT))
+    import django
+
+    django.setup()
+    from django.conf import settings
+    from django.core.management import call_command
+    from django.db.models import Count, Max
+
+    from annotate import flow
+    from annotate.models import Campaign, Pair
+    from scoring import configs, dispatch, runner
+    from scoring.models import Score
+
+    call_command("migrate", verbosity=0)
+    metrics, unavailable = configs.build_enabled()
+    enabled = configs.ensure_metric_configs(metrics)
+    print(f"metrics ({len(enabled)}): {', '.join(config.label for config in enabled)}")
+    for item in unavailable:
+        print(f"  not available here: {item.name} ({item.reason})")
+    n_configs = len(enabled)
+
+    texts = mrpc_pairs(1 + args.judgements + args.bulk)
+    campaign = Campaign.objects.create(slug="latency", name="Latency", quota=args.judgements)
+    probe_campaign = Campaign.objects.create(slug="probe", name="Probe")
+    bulk_campaign = Campaign.objects.create(slug="bulk", name="Bulk")
+    probe = Pair.objects.create(campaign=probe_campaign, source=texts[0][0], hypothesis=texts[0][1])
+    # Scoring deferred: stored without announcing them.
+    Pair.objects.bulk_create(
+        Pair(campaign=campaign, external_id=str(i), source=s, hypothesis=h)
+        for i, (s, h) in enumerate(texts[1 : 1 + args.judgements])
+    )
+    bulk = Pair.objects.bulk_create(
+        Pair(campaign=bulk_campaign, external_id=str(i), source=s, hypothesis=h)
+        for i, (s, h) in enumerate(texts[1 + args.judgements :])
+    )
+
+    def scored(pair_ids: list[int]) -> int:
+        return Score.objects.filter(pair_id__in=pair_ids, metric_config__in=enabled).count()
+
+    log_path = data / "worker.log"
+    # The worker line of scripts/run.sh.
+    command = [
+        str(Path(sys.executable).parent / "celery"),
+        "-A",
+        "paraeval",
+        "worker",
+        "-Q",
+        "llm,cpu",
+        "--concurrency",
+        "1",
+        "--beat",
+        "--schedule",
+        str(data / "celerybeat-schedule"),
+        "--loglevel",
+        "INFO",
+    ]
+    started = time.perf_counter()
+    with log_path.open("wb") as log:
+        worker = subprocess.Popen(command, cwd=ROOT, env=os.environ.copy(), stdout=log, stderr=subprocess.STDOUT)
+    try:
+        dispatch.queue_missing([probe.pk])
+        deadline = time.monotonic() + args.timeout
+        while scored([probe.pk]) < n_configs:
+            if time.monotonic() > deadline or worker.poll() is not None:
+                raise SystemExit(f"the worker did not score the probe pair; see {log_path}")
+            time.sleep(0.2)
+        print(f"worker warm (models loaded, probe pair scored) after {time.perf_counter() - started:.1f} s")
+
+        # --- latency: judgements through the volunteer flow, spaced ----------------------------
+        volunteer = flow.start_volunteer(campaign, english_level="native", consented=True)
+        judged: list[tuple[int, object]] = []
+        for _ in range(args.judgements):
+            item = flow.current_pair(volunteer)
+            if item is None:
+                break
+            time.sleep(args.spacing)
+            result = flow.record_answer(volunteer, item.pair.pk, "same_meaning")
+            judged.append((item.pair.pk, result.judgement.answered_at))
+        pair_ids = [pair_id for pair_id, _ in judged]
+        deadline = time.monotonic() + args.timeout
+        while scored(pair_ids) < len(pair_ids) * n_configs:
+            if time.monotonic() > deadline:
+                raise SystemExit(f"scores missing after {args.timeout} s; see {log_path}")
+            time.sleep(0.2)
+        last = dict(
+            Score.objects.filter(pair_id__in=pair_ids)
+            .values("pair_id")
+            .annotate(last=Max("computed_at"))
+            .values_list("pair_id", "last")
+        )
+        delays = [(last[pair_id] - saved).total_seconds() for pair_id, saved in judged]
+        failed = Score.objects.filter(pair_id__in=pair_ids, status=Score.Status.FAILED).count()
+
+        # --- throughput: many pairs queued at once ----------------------------------------------
+        bulk_ids = [pair.pk for pair in bulk]
+        bulk_started = time.time()
+        dispatch.queue_missing(bulk_ids)
+        deadline = time.monotonic() + args.timeout
+        while scored(bulk_ids) < len(bulk_ids) * n_configs:
+            if time.monotonic() > deadline:
+                raise SystemExit(f"bulk scores missing after {args.timeout} s; see {log_path}")
+            time.sleep(0.5)
+        per_queue = (
+            Score.objects.filter(pair_id__in=bulk_ids)
+            .values("metric_config__queue")
+            .annotate(n=Count("id"), last=Max("computed_at"))
+        )
+        per_config = (
+            Score.objects.filter(pair_id__in=bulk_ids)
+            .values("metric_config__label", "metric_config__queue")
+            .annotate(n=Count("id"), last=Max("computed_at"))
+        )
+        memory = peak_rss(worker.pid)
+    finally:
+        worker.send_signal(signal.SIGTERM)
+        try:
+            worker.wait(timeout=60)
+        except subprocess.TimeoutExpired:
+            worker.kill()
+
+    print()
+    print(
+        f"Judgement save -> its pair's last score ({len(delays)} judgements, {args.spacing:g} s apart, "
+        f"{n_configs} metric configurations per pair, 1 worker process, filesystem broker, SQLite):"
+    )
+    print(
+        f"  median {statistics.median(delays):.2f} s   p95 {percentile(delays, 0.95):.2f} s   "
+        f"max {max(delays):.2f} s   min {min(delays):.2f} s   failed scores: {failed}"
+    )
+    print()
+    print(
+        f"Throughput, {len(bulk_ids)} pairs queued at once ({len(bulk_ids) * n_configs} scores; "
+        "one worker process takes both queues in turn):"
+    )
+    for row in sorted(per_queue, key=lambda row: row["metric_config__queue"]):
+        span = max((row["last"].timestamp() - bulk_started), 1e-6)
+        print(
+            f"  queue {row['metric_config__queue']:<4} {row['n']:>5} scores in {span:6.1f} s = "
+            f"{row['n'] / span:7.1f} scores/s"
+        )
+    total_span = max(row["last"].timestamp() for row in per_queue) - bulk_started
+    print(
+        f"  all        {len(bulk_ids) * n_configs:>5} scores in {total_span:6.1f} s = "
+        f"{len(bulk_ids) / total_span:7.2f} pairs/s fully scored"
+    )
+    for row in sorted(per_config, key=lambda row: (row["metric_config__queue"], row["metric_config__label"])):
+        print(
+            f"    {row['metric_config__queue']:<4} {row['metric_config__label']:<48} done by "
+            f"{row['last'].timestamp() - bulk_started:6.1f} s"
+        )
+    print()
+    print("Worker peak resident memory (VmHWM):")
+    for label, mib in memory.items():
+        print(f"  {label:<40} {mib:7.0f} MiB")
+    print(
+        f"  {'largest process':<40} {max(memory.values()):7.0f} MiB   (all processes: {sum(memory.values()):.0f} MiB)"
+    )
+
+    if not args.no_reference:
+        # The same work with no queue and no worker: every metric on one pair, in this process.
+        reference = []
+        for pair_id, _ in judged[:10]:
+            Score.objects.filter(pair_id=pair_id).delete()
+        for metric in metrics:  # load the models first, as the worker did in its warm-up
+            runner.compute(metric, [texts[0]])
+        for pair_id, _ in judged[:10]:
+            begin = time.perf_counter()
+            for metric in metrics:
+                runner.score_missing(metric, pair_ids=[pair_id])
+            reference.append(time.perf_counter() - begin)
+        median_reference = statistics.median(reference)
+        print()
+        print(
+            f"Reference, same process and models, no queue: one pair through every metric = "
+            f"{median_reference:.2f} s (median of {len(reference)})"
+        )
+        print(f"  end-to-end median / direct = {statistics.median(delays) / median_reference:.2f}x")
+    print(
+        f"\nsettings: batch size {settings.PARAEVAL_SCORING_BATCH_SIZE}, filesystem polling "
+        f"{settings.CELERY_BROKER_TRANSPORT_OPTIONS.get('polling_interval')} s, prefetch "
+        f"{settings.CELERY_WORKER_PREFETCH_MULTIPLIER}; data folder {data}" + ("" if args.keep else " (removed)")
+    )
+    if not args.keep:
+        import shutil
+
+        shutil.rmtree(data, ignore_errors=True)
+
+
+if __name__ == "__main__":
+    main()

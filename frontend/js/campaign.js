@@ -1,0 +1,77 @@
+// Volunteer pages. Everything here is an enhancement: without JavaScript the guidelines open
+// in a new tab and the answers are plain form posts.
+(function () {
+  "use strict";
+
+  var dialog = document.getElementById("guidelines-dialog");
+  var canUseDialog = dialog && typeof dialog.showModal === "function";
+
+  // Guidelines in a dialog over the current pair, instead of a new tab.
+  if (canUseDialog) {
+    document.querySelectorAll("[data-guidelines-open]").forEach(function (link) {
+      link.addEventListener("click", function (event) {
+        event.preventDefault();
+        dialog.showModal();
+      });
+    });
+    // A click on the backdrop (outside the dialog box) closes it too.
+    dialog.addEventListener("click", function (event) {
+      if (event.target === dialog) dialog.close();
+    });
+  }
+
+  var form = document.querySelector("[data-answer-form]");
+  if (!form) return;
+  var buttons = Array.prototype.slice.call(form.querySelectorAll("button.answer"));
+  var sent = false;
+
+  function release() {
+    sent = false;
+    form.removeAttribute("aria-busy");
+    form.querySelectorAll("input[data-chosen-label]").forEach(function (input) { input.remove(); });
+    buttons.forEach(function (button) {
+      button.disabled = false;
+      button.classList.remove("is-chosen");
+    });
+  }
+
+  form.addEventListener("submit", function (event) {
+    var chosen = event.submitter;
+    if (sent || !chosen || chosen.name !== "label") {
+      event.preventDefault();
+      return;
+    }
+    sent = true;
+    // Disabled buttons are not submitted: carry the chosen answer in a hidden field.
+    var hidden = document.createElement("input");
+    hidden.type = "hidden";
+    hidden.name = "label";
+    hidden.value = chosen.value;
+    hidden.setAttribute("data-chosen-label", "");
+    form.appendChild(hidden);
+    chosen.classList.add("is-chosen");
+    form.setAttribute("aria-busy", "true");
+    buttons.forEach(function (button) { button.disabled = true; });
+  });
+
+  // Keys 1-5 answer, unless a modifier is held, the guidelines are open or the focus is in a field.
+  document.addEventListener("keydown", function (event) {
+    if (event.defaultPrevented || event.repeat || event.altKey || event.ctrlKey || event.metaKey) return;
+    if (dialog && dialog.open) return;
+    var target = event.target;
+    if (target && (target.isContentEditable || /^(INPUT|TEXTAREA|SELECT)$/.test(target.tagName))) return;
+    var button = form.querySelector('button.answer[data-key="' + event.key + '"]');
+    if (!button || button.disabled || sent) return;
+    event.preventDefault();
+    if (typeof form.requestSubmit === "function") {
+      form.requestSubmit(button);
+    } else {
+      button.click();
+    }
+  });
+
+  // Coming back with the browser's back button may restore the page as it was left.
+  window.addEventListener("pageshow", function (event) {
+    if (event.persisted) release();
+  });
+})();

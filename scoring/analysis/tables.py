@@ -1,0 +1,427 @@
+"""The paper's tables, built from a report dict, for the page and for ``evaluate_metrics``.
+
+One table model serves every output: rows (metric, statistic), columns (corpora, optionally
+split into paraphrase / non-paraphrase), cells with a display text, the number behind it and
+a flag for the best value of the column, which the page and the Markdown / LaTeX outputs
+emphasise. "Best" compares the values as displayed, so two values that print the same are
+both emphasised.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import asdict, dataclass, field
+from typing import Any, Literal
+
+Best = Literal["max", "min", "min_abs"] | None
+
+RATE_DIGITS = 3  # accuracies, F1, AUC, EER, correlations
+SCORE_DIGITS = 2  # scores and thresholds in the metric's own units (the paper's precision)
+DASH = "—"
+EN_DASH = "\u2013"  # between the ends of an interval
+
+
+@dataclass
+class Cell:
+    """One displayed value; ``note`` says why a value is missing or what a range means."""
+
+    text: str
+    value: float | None = None
+    best: bool = False
+    note: str = ""
+
+
+@dataclass
+class Row:
+    label: str
+    stat: str = ""
+    cells: list[Cell] = field(default_factory=list)
+    first: bool = True  # first row of a metric block (the page draws a rule above it)
+
+
+@dataclass
+class Table:
+    key: str
+    title: str
+    caption: str
+    row_header: list[str]
+    columns: list[str]
+    groups: list[tuple[str, int]] = field(default_factory=list)
+    rows: list[Row] = field(default_factory=list)
+    note: str = ""
+    text_columns: list[int] = field(default_factory=list)  # left-aligned words, not numbers
+
+    def as_dict(self) -> dict[str, Any]:
+        data = asdict(self)
+        data["groups"] = [{"label": label, "span": span} for label, span in self.groups]
+        return data
+
+
+def fmt(value: float | None, digits: int = RATE_DIGITS) -> str:
+    """A number as the tables print it; a dash when it is undefined."""
+    if value is None:
+        return DASH
+    text = f"{value:.{digits}f}"
+    return "0." + "0" * digits if text == "-0." + "0" * digits else text
+
+
+def _cell(value: float | None, digits: int = RATE_DIGITS, note: str = "") -> Cell:
+    return Cell(fmt(value, digits), None if value is None else round(value, digits), note=note)
+
+
+def _ci(interval: list[float | None] | None, digits: int = RATE_DIGITS, note: str = "") -> Cell:
+    if not interval or interval[0] is None or interval[1] is None:
+        return Cell(DASH, note=note or "not enough pairs for an interval")
+    return Cell(f"{fmt(interval[0], digits)}{EN_DASH}{fmt(interval[1], digits)}", note="95% bootstrap interval")
+
+
+def mark_best(rows: list[Row], stat: str, best: Best) -> None:
+    """Flag the best cell of each column among the rows showing ``stat`` (two values at least)."""
+    if best is None:
+        return
+    chosen = [row for row in rows if row.stat == stat]
+    if not chosen:
+        return
+    for column in range(len(chosen[0].cells)):
+        values = [row.cells[column].value for row in chosen if row.cells[column].value is not None]
+        if len(values) < 2:  # one metric alone is not "the best"
+            continue
+        if best == "max":
+            target = max(values)
+        elif best == "min":
+            target = min(values)
+        else:
+            target = min(abs(v) for v in values)
+        for row in chosen:
+            value = row.cells[column].value
+            if value is not None and (abs(value) if best == "min_abs" else value) == target:
+                row.cells[column].best = True
+
+
+def _subset_columns(report: dict[str, Any]) -> tuple[list[str], list[str]]:
+    keys = [subset["key"] for subset in report["subsets"]]
+    labels = [subset["label"] for subset in report["subsets"]]
+    return keys, labels
+
+
+def _metric_name(metric: dict[str, Any]) -> str:
+    return f"{metric['label']} {metric['arrow']}"
+
+
+def _result(report: dict[str, Any], metric: dict[str, Any], subset: str) -> dict[str, Any]:
+    return report["results"][str(metric["id"])][subset]
+
+
+def _why(result: dict[str, Any], statistic: str) -> str:
+    return str(result.get("undefined", {}).get(statistic, ""))
+
+
+StatFn = Callable[[dict[str, Any], dict[str, Any]], Cell]
+
+
+def _block_table(
+    report: dict[str, Any],
+    key: str,
+    title: str,
+    caption: str,
+    stats: list[tuple[str, StatFn, Best]],
+    metrics: list[dict[str, Any]] | None = None,
+    note: str = "",
+) -> Table:
+    """Rows (metric, statistic) x columns (subsets), as the paper's Tables 2, 4 and 5."""
+    keys, labels = _subset_columns(report)
+    table = Table(key, title, caption, ["Metric", "Statistic"], labels, note=note)
+    for metric in report["metrics"] if metrics is None else metrics:
+        for index, (stat, function, _) in enumerate(stats):
+            cells = [function(_result(report, metric, subset), metric) for subset in keys]
+            table.rows.append(Row(_metric_name(metric), stat, cells, first=index == 0))
+    for stat, _, best in stats:
+        mark_best(table.rows, stat, best)
+    return table
+
+
+def _class_table(report: dict[str, Any], key: str, title: str, caption: str, function: StatFn, best: Best) -> Table:
+    """Rows metrics x columns (subset, yes/no), as the paper's Tables 1 and 3."""
+    keys, labels = _subset_columns(report)
+    table = Table(
+        key,
+        title,
+        caption,
+        ["Metric"],
+        [name for _ in keys for name in ("yes", "no")],
+        [(label, 2) for label in labels],
+    )
+    for metric in report["metrics"]:
+        cells = []
+        for subset in keys:
+            result = _result(report, metric, subset)
+            for side in ("yes", "no"):
+                cells.append(function({**result, "_side": side}, metric))
+        table.rows.append(Row(_metric_name(metric), "", cells))
+    mark_best(table.rows, "", best)
+    return table
+
+
+# --- cell functions ---------------------------------------------------------------------------
+
+
+def _mean_std(result: dict[str, Any], metric: dict[str, Any]) -> Cell:
+    stats = result["class_stats"][result["_side"]]
+    if stats["mean"] is None:
+        return Cell(DASH, note="no pair of this class has a score")
+    std = DASH if stats["std"] is None else fmt(stats["std"], SCORE_DIGITS)
+    return Cell(f"{fmt(stats['mean'], SCORE_DIGITS)} ± {std}", stats["mean"], note=f"n = {stats['n']}")
+
+
+def _edit_corr(result: dict[str, Any], metric: dict[str, Any]) -> Cell:
+    corr = result["edit_distance"][result["_side"]]
+    return _cell(corr["r"], note=corr["reason"] or f"n = {corr['n']}")
+
+
+def _best(field_name: str, digits: int = RATE_DIGITS) -> StatFn:
+    def get(result: dict[str, Any], metric: dict[str, Any]) -> Cell:
+        best = result["best_accuracy"]
+        if best is None:
+            return Cell(DASH, note=_why(result, "best_accuracy"))
+        return _cell(best[field_name], digits)
+
+    return get
+
+
+def _best_threshold(result: dict[str, Any], metric: dict[str, Any]) -> Cell:
+    best = result["best_accuracy"]
+    if best is None:
+        return Cell(DASH, note=_why(result, "best_accuracy"))
+    if best["threshold"] is None:
+        return Cell("none", note="best: call no pair a paraphrase")
+    rule = best["rule"]
+    return Cell(
+        f"{rule} {fmt(best['threshold'], SCORE_DIGITS)}", best["threshold"], note=f"paraphrase when {rule} this"
+    )
+
+
+def _best_ci(result: dict[str, Any], metric: dict[str, Any]) -> Cell:
+    best = result["best_accuracy"]
+    return _ci(best["ci"] if best else None, note=_why(result, "best_accuracy"))
+
+
+def _eer_rate(result: dict[str, Any], metric: dict[str, Any]) -> Cell:
+    eer = result["eer"]
+    return Cell(DASH, note=_why(result, "eer")) if eer is None else _cell(eer["rate"])
+
+
+def _eer_ci(result: dict[str, Any], metric: dict[str, Any]) -> Cell:
+    eer = result["eer"]
+    return _ci(eer["ci"] if eer else None, note=_why(result, "eer"))
+
+
+def _eer_threshold(result: dict[str, Any], metric: dict[str, Any]) -> Cell:
+    eer = result["eer"]
+    if eer is None:
+        return Cell(DASH, note=_why(result, "eer"))
+    if eer["threshold"] is None:
+        return Cell("none")
+    return _cell(eer["threshold"], SCORE_DIGITS)
+
+
+def _natural(field_name: str) -> StatFn:
+    def get(result: dict[str, Any], metric: dict[str, Any]) -> Cell:
+        natural = result["natural"]
+        return Cell(DASH, note=_why(result, "natural")) if natural is None else _cell(natural[field_name])
+
+    return get
+
+
+def _auc(result: dict[str, Any], metric: dict[str, Any]) -> Cell:
+    auc = result["auc"]
+    return Cell(DASH, note=_why(result, "auc")) if auc is None else _cell(auc["value"])
+
+
+def _auc_ci(result: dict[str, Any], metric: dict[str, Any]) -> Cell:
+    auc = result["auc"]
+    return _ci(auc["ci"] if auc else None, note=_why(result, "auc"))
+
+
+def _ordinal(name: str) -> StatFn:
+    def get(result: dict[str, Any], metric: dict[str, Any]) -> Cell:
+        corr = result["ordinal"][name]
+        return _cell(corr["r"], note=corr["reason"] or f"n = {corr['n']}")
+
+    return get
+
+
+def _ranking(field_name: str) -> StatFn:
+    def get(result: dict[str, Any], metric: dict[str, Any]) -> Cell:
+        ranking = result["ranking"]
+        return Cell(DASH, note="no labelled pair has a score") if ranking is None else _cell(ranking[field_name])
+
+    return get
+
+
+# --- the tables ---------------------------------------------------------------------------------
+
+
+def metric_tables(report: dict[str, Any]) -> list[Table]:
+    """Tables 1-5 of the paper, then ranking/correlation and top-k summaries."""
+    reference = "imported gold labels" if report["reference"] == "gold" else "volunteers' majority labels"
+    natural_metrics = [metric for metric in report["metrics"] if metric["natural_threshold"] is not None]
+    tables = [
+        _class_table(
+            report,
+            "table1",
+            "Table 1 — Mean ± standard deviation per class",
+            f"Scores in each metric's own units for paraphrases (yes) and non-paraphrases (no) by {reference}; "
+            "↑: higher is closer, ↓: lower is closer. Standard deviation with n - 1.",
+            _mean_std,
+            None,
+        ),
+        _block_table(
+            report,
+            "table2",
+            "Table 2 — Best-threshold classification",
+            "The threshold that maximises accuracy (chosen a posteriori on these pairs), with F1, recall and "
+            "precision there. The interval is a 95% bootstrap interval with the threshold re-optimised in every "
+            "resample. Best value per column in bold.",
+            [
+                ("Max. acc.", _best("accuracy"), "max"),
+                ("Acc. 95% CI", _best_ci, None),
+                ("Threshold", _best_threshold, None),
+                ("F1", _best("f1"), "max"),
+                ("Recall", _best("recall"), "max"),
+                ("Precision", _best("precision"), "max"),
+            ],
+        ),
+        _class_table(
+            report,
+            "table3",
+            "Table 3 — Pearson correlation with the edit distance, inside each class",
+            "Correlation of each score (own units) with the character Levenshtein distance normalised by the "
+            "longer sentence. A semantic metric should not follow the edit distance: the weakest correlation "
+            "per column is in bold.",
+            _edit_corr,
+            "min_abs",
+        ),
+        _block_table(
+            report,
+            "table4",
+            "Table 4 — Equal error rate",
+            "Where the false acceptance rate (non-paraphrases accepted) equals the false rejection rate "
+            "(paraphrases rejected), interpolated on the ROC curve; threshold of the nearest operating point. "
+            "Lowest EER per column in bold.",
+            [("EER", _eer_rate, "min"), ("EER 95% CI", _eer_ci, None), ("Threshold", _eer_threshold, None)],
+        ),
+        _block_table(
+            report,
+            "table5",
+            "Table 5 — Accuracy at the natural threshold",
+            "Decision fixed a priori at the metric's natural threshold (ParaPLUIE: 0, the point where "
+            "p(yes) = p(no)). Best per column in bold.",
+            [("Accuracy", _natural("accuracy"), "max"), ("F1", _natural("f1"), "max")],
+            metrics=natural_metrics,
+            note="" if natural_metrics else "No metric configuration here has a natural threshold.",
+        ),
+        _block_table(
+            report,
+            "ranking",
+            "Ranking and graded agreement",
+            "ROC AUC against the binary labels (with its 95% bootstrap interval), and Pearson / Spearman "
+            "correlation of the oriented score (higher = closer) with the graded human scale (mean of the "
+            "4-point answers, or the imported gold score). Best per column in bold.",
+            [
+                ("ROC AUC", _auc, "max"),
+                ("AUC 95% CI", _auc_ci, None),
+                ("Pearson", _ordinal("pearson"), "max"),
+                ("Spearman", _ordinal("spearman"), "max"),
+            ],
+        ),
+        _block_table(
+            report,
+            "topk",
+            "Top-k ranking summary",
+            "Calling the k best-scored pairs paraphrases, for every k (Figure 1): the best F1 with its recall "
+            "and precision, and the best accuracy (TALN 2024, Table 4). Best per column in bold.",
+            [
+                ("F1 max.", _ranking("f1_max"), "max"),
+                ("Recall @ F1 max.", _ranking("recall_at_f1_max"), None),
+                ("Precision @ F1 max.", _ranking("precision_at_f1_max"), None),
+                ("Acc. max.", _ranking("accuracy_max"), "max"),
+            ],
+        ),
+    ]
+    if not report["metrics"]:
+        for table in tables:
+            table.note = "No metric configuration has scored these pairs yet (see the scoring status page)."
+    return tables
+
+
+def agreement_table(report: dict[str, Any]) -> Table:
+    """The agreement coefficients with their parts."""
+    agreement = report["agreement"]
+    table = Table(
+        "agreement",
+        "Inter-annotator agreement",
+        f"{agreement['pairs_multi']} pairs have two or more graded judgements "
+        f"(mean {fmt(agreement['judgements_per_pair'], 2)} judgements per judged pair). "
+        "Observed and chance agreement are on the binary label; Cohen's kappa compares the earlier and the "
+        "later of exactly two judgements.",
+        ["Coefficient"],
+        ["Value", "Observed", "Chance", "Pairs"],
+        note="" if agreement["measurable"] else str(agreement["reason"]),
+    )
+    for key, label in (
+        ("krippendorff_alpha", "Krippendorff's \u03b1 (ordinal, 4 points)"),
+        ("fleiss_kappa", "Fleiss' \u03ba (binary)"),
+        ("gwet_ac1", "Gwet's AC1 (binary)"),
+        ("cohen_kappa", "Cohen's \u03ba (binary, two judges)"),
+    ):
+        value = agreement[key]
+        table.rows.append(
+            Row(
+                label,
+                "",
+                [
+                    _cell(value["value"], note=value["reason"] or ""),
+                    _cell(value["observed"]),
+                    _cell(value["chance"]),
+                    Cell(str(value["pairs"]), float(value["pairs"])),
+                ],
+            )
+        )
+    return table
+
+
+def volunteer_table(report: dict[str, Any]) -> Table:
+    """One row per volunteer."""
+    table = Table(
+        "volunteers",
+        "Volunteers",
+        "Agreement with the majority of the other judges of the same pair (leave-one-out; pairs where the "
+        "others tie or answered only Don't know are not compared). Training accuracy: answers equal to the "
+        "expected answer of the training trial.",
+        ["Volunteer"],
+        ["English", "Judgements", "Don't know", "Compared", "Agreement", "Training", "Median time (s)"],
+        text_columns=[0],
+    )
+    for row in report["volunteers"]:
+        training = f"{row['training_correct']}/{row['training_answers']}" if row["training_answers"] else DASH
+        table.rows.append(
+            Row(
+                f"#{row['id']}",
+                "",
+                [
+                    Cell(row["english_level"]),
+                    Cell(str(row["judgements"]), float(row["judgements"])),
+                    Cell(str(row["dont_know"]), float(row["dont_know"])),
+                    Cell(str(row["compared"]), float(row["compared"])),
+                    _cell(row["agreement"]),
+                    Cell(training, row["training_accuracy"]),
+                    _cell(row["median_response_seconds"], 1),
+                ],
+            )
+        )
+    return table
+
+
+def all_tables(report: dict[str, Any]) -> list[Table]:
+    """Every table of a report, in the order the page and the command show them."""
+    return [*metric_tables(report), agreement_table(report), volunteer_table(report)]

@@ -1,0 +1,1 @@
+"""REST API of the scoring app: metric configurations, scores and the agreement report."""

