@@ -14,8 +14,9 @@ Rules (issue 2, point 9):
 - The open assignment is resumed on reload. An expired one is renewed when its pair is still
   available, otherwise dropped and another pair allocated.
 
-Concurrency. Every step runs in one transaction that first locks the volunteer's row, so two
-requests of one volunteer (two tabs, a reload during a click) take turns. On PostgreSQL the
+Concurrency. Allocation runs in one transaction that locks the volunteer's row, then their
+open assignment (an answer locks that assignment too), so two requests of one volunteer (two
+tabs, a reload during a click) take turns. On PostgreSQL the
 chosen pair row is locked with ``FOR NO KEY UPDATE SKIP LOCKED`` (volunteers starting at the
 same moment take different pairs instead of queueing) and its availability is checked again
 by a fresh statement once the lock is held: anyone who changes a pair's count or reservations
@@ -32,13 +33,13 @@ volunteer's rows, so no cycle forms.
 from __future__ import annotations
 
 import hashlib
+from collections.abc import Sequence
 from dataclasses import dataclass
 from datetime import datetime, timedelta
 from enum import StrEnum
 
 from django.db import connection, transaction
-from django.db.models import Count, Exists, F, OuterRef, Q, QuerySet, Subquery
-from django.db.models.functions import Coalesce
+from django.db.models import Count, Exists, OuterRef, Q, QuerySet
 from django.utils import timezone
 
 from annotate.models import Assignment, Campaign, Judgement, Pair, Volunteer
@@ -128,16 +129,56 @@ def lock_volunteer(volunteer: Volunteer) -> None:
     list(rows.values_list("pk", flat=True))
 
 
-def _reserved_by_others(volunteer: Volunteer, now: datetime) -> QuerySet[Assignment]:
-    """Count of active reservations by others of the pair ``OuterRef("pk")``, as a subquery."""
-    return (
-        Assignment.objects.filter(pair=OuterRef("pk"), answered_at__isnull=True, expires_at__gt=now)
-        .exclude(volunteer=volunteer)
-        .order_by()
-        .values("pair")
-        .annotate(n=Count("pk"))
-        .values("n")
+# The two statements at the heart of allocation are written in SQL: they run on every pair
+# page, and the ORM spent more CPU composing them (Exists, a correlated Subquery, F) than
+# PostgreSQL spends running them. Table names come from the models; values are parameters.
+# "Reserved by others": unanswered assignments of the pair, not expired, not this volunteer's.
+_RESERVED_BY_OTHERS = """(
+    SELECT COUNT(*) FROM {assignment} held
+    WHERE held.pair_id = p.id AND held.answered_at IS NULL AND held.expires_at > %s
+      AND held.volunteer_id <> %s
+)"""
+
+_CANDIDATES = """
+SELECT p.* FROM {pair} p
+WHERE p.campaign_id = %s AND NOT p.is_training AND p.judgement_count < %s
+  AND NOT EXISTS (SELECT 1 FROM {assignment} mine WHERE mine.pair_id = p.id AND mine.volunteer_id = %s)
+  AND p.judgement_count + {reserved} < %s
+  {exclude}
+ORDER BY p.judgement_count, p.id
+LIMIT 1"""
+
+_LOAD = "SELECT p.judgement_count + {reserved} FROM {pair} p WHERE p.id = %s"
+
+
+def _tables() -> dict[str, str]:
+    quote = connection.ops.quote_name
+    return {"pair": quote(Pair._meta.db_table), "assignment": quote(Assignment._meta.db_table)}
+
+
+def candidate_query(
+    volunteer: Volunteer, campaign: Campaign, now: datetime, *, exclude: Sequence[int] = (), lock: str = ""
+) -> tuple[str, list[object]]:
+    """SQL and parameters of the first campaign pair ``volunteer`` may take now.
+
+    Fewest judgements first, then oldest: the order of the partial index
+    ``pair_allocation_idx``, which PostgreSQL walks and leaves at the first row that
+    qualifies (and, with ``lock``, that it can lock) instead of sorting the pool. ``lock`` is
+    ``"skip"`` (``FOR NO KEY UPDATE SKIP LOCKED``), ``"wait"`` (``FOR NO KEY UPDATE``) or
+    empty; SQLite has no row locks (its IMMEDIATE transactions serialise writers).
+    """
+    moment = connection.ops.adapt_datetimefield_value(now)
+    tables = _tables()
+    sql = _CANDIDATES.format(
+        **tables,
+        reserved=_RESERVED_BY_OTHERS.format(**tables),
+        exclude=f"AND p.id NOT IN ({', '.join(['%s'] * len(exclude))})" if exclude else "",
     )
+    target = campaign.judges_per_pair
+    params: list[object] = [campaign.pk, target, volunteer.pk, moment, volunteer.pk, target, *exclude]
+    if lock and connection.vendor == "postgresql":
+        sql += " FOR NO KEY UPDATE" + (" SKIP LOCKED" if lock == "skip" else "")
+    return sql, params
 
 
 def is_available(pair_id: int, volunteer: Volunteer, campaign: Campaign, now: datetime) -> bool:
@@ -146,16 +187,12 @@ def is_available(pair_id: int, volunteer: Volunteer, campaign: Campaign, now: da
     One fresh statement; call it with the pair row locked so that its answer still holds at
     commit.
     """
-    row = (
-        Pair.objects.filter(pk=pair_id)
-        .annotate(reserved=Coalesce(Subquery(_reserved_by_others(volunteer, now)), 0))
-        .values_list("judgement_count", "reserved")
-        .first()
-    )
-    if row is None:
-        return False
-    judgements, reserved = row
-    return judgements + reserved < campaign.judges_per_pair
+    tables = _tables()
+    sql = _LOAD.format(**tables, reserved=_RESERVED_BY_OTHERS.format(**tables))
+    with connection.cursor() as cursor:
+        cursor.execute(sql, [connection.ops.adapt_datetimefield_value(now), volunteer.pk, pair_id])
+        row = cursor.fetchone()
+    return row is not None and row[0] < campaign.judges_per_pair
 
 
 def _lock_pair(pair_id: int) -> None:
@@ -205,35 +242,26 @@ def _next_training_pair(volunteer: Volunteer, campaign: Campaign) -> Pair | None
     )
 
 
-def candidate_pairs(volunteer: Volunteer, campaign: Campaign, now: datetime) -> QuerySet[Pair]:
-    """Campaign pairs ``volunteer`` may take now, fewest judgements first (no lock taken)."""
-    target = campaign.judges_per_pair
-    return (
-        Pair.objects.filter(campaign=campaign, is_training=False, judgement_count__lt=target)
-        .exclude(Exists(Assignment.objects.filter(volunteer=volunteer, pair=OuterRef("pk"))))
-        .alias(reserved=Coalesce(Subquery(_reserved_by_others(volunteer, now)), 0))
-        .filter(reserved__lt=target - F("judgement_count"))
-        # Matches the partial index pair_allocation_idx: PostgreSQL walks it and stops at
-        # the first row it can lock instead of counting the whole pool.
-        .order_by("judgement_count", "id")
-    )
+def _first_candidate(
+    volunteer: Volunteer, campaign: Campaign, now: datetime, exclude: Sequence[int], lock: str
+) -> Pair | None:
+    sql, params = candidate_query(volunteer, campaign, now, exclude=exclude, lock=lock)
+    return next(iter(Pair.objects.raw(sql, params)), None)
 
 
 def _claim_campaign_pair(volunteer: Volunteer, campaign: Campaign, now: datetime) -> Pair | None:
     """Lock and return the first available campaign pair in fewest-judgements-first order."""
-    candidates = candidate_pairs(volunteer, campaign, now)
     stale: list[int] = []
     while True:
-        query = candidates.exclude(pk__in=stale) if stale else candidates
         # A savepoint per attempt: the lock on a pair we end up not taking is released at
         # once, so a volunteer never holds one pair while waiting for another (no deadlock).
         with transaction.atomic():
-            pair = query.select_for_update(skip_locked=True, no_key=True).first()
+            pair = _first_candidate(volunteer, campaign, now, stale, "skip")
             if pair is None:
                 # Every candidate may be locked by allocations that are about to commit (each
                 # holds its lock for one short transaction): wait for the first one rather
                 # than tell this volunteer the pool is empty.
-                pair = query.select_for_update(no_key=True).first()
+                pair = _first_candidate(volunteer, campaign, now, stale, "wait")
                 if pair is None:
                     return None
             # The candidate query read counts from its own snapshot; an allocation or an
@@ -296,7 +324,7 @@ __all__ = [
     "NextPair",
     "answered_by",
     "campaign_size",
-    "candidate_pairs",
+    "candidate_query",
     "draw_source_on_top",
     "is_available",
     "lock_open_assignments",

@@ -17,6 +17,7 @@ Bounded: a fixed number of volunteers and pairs, and a time limit after which th
 stop. Run it on an idle machine for figures worth quoting:
 
     .venv/bin/python benchmarks/load_campaign.py            # 100 volunteers x (5 + 50) pairs
+    .venv/bin/python benchmarks/load_campaign.py --think-min 0.5 --think-max 1.5   # stress
     .venv/bin/python benchmarks/load_campaign.py --volunteers 20 --quota 10   # a quick look
 """
 
@@ -245,7 +246,8 @@ def server_cpu_seconds(server_pid: int, database: str, admin_url: str) -> tuple[
 @dataclass
 class Stats:
     lock: threading.Lock = field(default_factory=threading.Lock)
-    answer_ms: list[float] = field(default_factory=list)
+    answer_ms: list[float] = field(default_factory=list)  # first copies only
+    replay_ms: list[float] = field(default_factory=list)
     page_ms: list[float] = field(default_factory=list)
     answers: int = 0  # distinct (volunteer, pair) answers confirmed by a redirect
     replays: int = 0  # second copies of an answer (double clicks)
@@ -335,7 +337,7 @@ def volunteer(number: int, port: int, slug: str, args: argparse.Namespace, stats
             replay_status, replay_location, _, elapsed = browser.request("POST", f"{home}answer/", form)
             with stats.lock:
                 stats.replays += 1
-                stats.answer_ms.append(elapsed)
+                stats.replay_ms.append(elapsed)
             if replay_status != 302 or replay_location != location:
                 fail(f"replay {replay_status}")
         if "/training/" in location:
@@ -357,12 +359,14 @@ def main() -> int:
     parser.add_argument("--quota", type=int, default=50, help="campaign pairs per volunteer")
     parser.add_argument("--training", type=int, default=5)
     parser.add_argument("--judges", type=int, default=1, help="judges per pair (the campaign's target)")
-    parser.add_argument("--think-min", type=float, default=0.5, help="seconds before each answer (min)")
-    parser.add_argument("--think-max", type=float, default=1.5, help="seconds before each answer (max)")
+    # Default pacing: 2-6 s to read two sentences and click, several times faster than the
+    # 15 s per pair the welcome page announces; --think-min 0.5 --think-max 1.5 is a stress run.
+    parser.add_argument("--think-min", type=float, default=2.0, help="seconds before each answer (min)")
+    parser.add_argument("--think-max", type=float, default=6.0, help="seconds before each answer (max)")
     parser.add_argument("--replay-rate", type=float, default=0.05, help="share of answers posted twice")
     parser.add_argument("--workers", type=int, default=2, help="gunicorn workers (scripts/run.sh: 2)")
     parser.add_argument("--threads", type=int, default=4, help="threads per worker (scripts/run.sh: 4)")
-    parser.add_argument("--time-limit", type=float, default=300, help="seconds after which volunteers stop")
+    parser.add_argument("--time-limit", type=float, default=600, help="seconds after which volunteers stop")
     parser.add_argument("--request-timeout", type=float, default=30)
     parser.add_argument(
         "--admin-url",
@@ -399,6 +403,7 @@ def main() -> int:
 
 def run(args: argparse.Namespace, env: dict[str, str], data_dir: Path, database: str) -> int:
     """Prepare, serve, drive the volunteers, and report; the caller cleans up."""
+    from django.conf import settings
     from django.db import connections
 
     slug, pool = prepare_campaign(args)
@@ -417,7 +422,8 @@ def run(args: argparse.Namespace, env: dict[str, str], data_dir: Path, database:
         )
         print(
             f"{args.volunteers} volunteers, think time {args.think_min}-{args.think_max} s per answer, "
-            f"{args.replay_rate:.0%} of answers posted twice, time limit {args.time_limit:.0f} s",
+            f"{args.replay_rate:.0%} of answers posted twice, time limit {args.time_limit:.0f} s; each answer "
+            f"queues the scores of {len(settings.PARAEVAL_METRICS)} metrics (PARAEVAL_METRICS) after commit",
             flush=True,
         )
         stats = Stats()
@@ -455,10 +461,12 @@ def run(args: argparse.Namespace, env: dict[str, str], data_dir: Path, database:
     over_target = per_pair.filter(n__gt=args.judges).count()
     answers = stats.answer_ms
     lost = stats.answers - stored
-    print(f"wall time {wall:.1f} s, {len(answers)} answer POSTs ({stats.replays} replays), "
+    print(f"wall time {wall:.1f} s, {len(answers)} answers (+ {stats.replays} replayed POSTs), "
           f"{len(answers) / wall:.1f} answers/s, load average after {os.getloadavg()[0]:.2f}")  # fmt: skip
     print(f"answer POST latency: p50 {percentile(answers, 50):.1f} ms, p95 {percentile(answers, 95):.1f} ms, "
           f"p99 {percentile(answers, 99):.1f} ms, max {max(answers, default=float('nan')):.1f} ms")  # fmt: skip
+    print(f"replayed POST:       p50 {percentile(stats.replay_ms, 50):.1f} ms, "
+          f"p95 {percentile(stats.replay_ms, 95):.1f} ms")  # fmt: skip
     print(f"pair page latency:   p50 {percentile(stats.page_ms, 50):.1f} ms, "
           f"p95 {percentile(stats.page_ms, 95):.1f} ms")  # fmt: skip
     cycles = max(1, len(answers))

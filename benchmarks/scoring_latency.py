@@ -15,7 +15,7 @@ broker, the models PyPI packages ship, every metric of the default ``PARAEVAL_ME
 6. reference, in this process and the same models: the time to score one pair with every
    metric directly (no queue, no worker), and the ratio of the end-to-end delay to it.
 
-    .venv/bin/python benchmarks/scoring_latency.py                 # 50 judgements, 2 s apart
+    .venv/bin/python benchmarks/scoring_latency.py                 # 50 judgements, 5 s apart
     .venv/bin/python benchmarks/scoring_latency.py --judgements 10 --bulk 20 --no-reference
 
 The periodic sweep is set to an hour so that it does not queue the deferred pairs during the
@@ -80,7 +80,7 @@ def peak_rss(pid: int) -> dict[str, float]:
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--judgements", type=int, default=50)
-    parser.add_argument("--spacing", type=float, default=2.0, help="seconds between two judgements")
+    parser.add_argument("--spacing", type=float, default=5.0, help="seconds between two judgements")
     parser.add_argument("--bulk", type=int, default=60, help="pairs queued at once for the throughput")
     parser.add_argument("--timeout", type=float, default=600, help="give up waiting for scores after this")
     parser.add_argument("--no-reference", action="store_true", help="skip the in-process reference timing")
@@ -160,12 +160,18 @@ def main() -> None:
     with log_path.open("wb") as log:
         worker = subprocess.Popen(command, cwd=ROOT, env=os.environ.copy(), stdout=log, stderr=subprocess.STDOUT)
     try:
+
+        def wait_until(done: object, what: str) -> None:
+            deadline = time.monotonic() + args.timeout
+            while not done():  # type: ignore[operator]
+                if worker.poll() is not None:
+                    raise SystemExit(f"the worker stopped while waiting for {what}; see {log_path}")
+                if time.monotonic() > deadline:
+                    raise SystemExit(f"no {what} after {args.timeout:.0f} s; see {log_path}")
+                time.sleep(0.1)
+
         dispatch.queue_missing([probe.pk])
-        deadline = time.monotonic() + args.timeout
-        while scored([probe.pk]) < n_configs:
-            if time.monotonic() > deadline or worker.poll() is not None:
-                raise SystemExit(f"the worker did not score the probe pair; see {log_path}")
-            time.sleep(0.2)
+        wait_until(lambda: scored([probe.pk]) >= n_configs, "scores of the probe pair")
         print(f"worker warm (models loaded, probe pair scored) after {time.perf_counter() - started:.1f} s")
 
         # --- latency: judgements through the volunteer flow, spaced ----------------------------
@@ -179,11 +185,7 @@ def main() -> None:
             result = flow.record_answer(volunteer, item.pair.pk, "same_meaning")
             judged.append((item.pair.pk, result.judgement.answered_at))
         pair_ids = [pair_id for pair_id, _ in judged]
-        deadline = time.monotonic() + args.timeout
-        while scored(pair_ids) < len(pair_ids) * n_configs:
-            if time.monotonic() > deadline:
-                raise SystemExit(f"scores missing after {args.timeout} s; see {log_path}")
-            time.sleep(0.2)
+        wait_until(lambda: scored(pair_ids) >= len(pair_ids) * n_configs, "the judged pairs' scores")
         last = dict(
             Score.objects.filter(pair_id__in=pair_ids)
             .values("pair_id")
@@ -197,11 +199,7 @@ def main() -> None:
         bulk_ids = [pair.pk for pair in bulk]
         bulk_started = time.time()
         dispatch.queue_missing(bulk_ids)
-        deadline = time.monotonic() + args.timeout
-        while scored(bulk_ids) < len(bulk_ids) * n_configs:
-            if time.monotonic() > deadline:
-                raise SystemExit(f"bulk scores missing after {args.timeout} s; see {log_path}")
-            time.sleep(0.5)
+        wait_until(lambda: scored(bulk_ids) >= len(bulk_ids) * n_configs, "the bulk pairs' scores")
         per_queue = (
             Score.objects.filter(pair_id__in=bulk_ids)
             .values("metric_config__queue")

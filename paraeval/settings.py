@@ -176,6 +176,8 @@ PARAEVAL_RESERVATION_MINUTES = env_int("PARAEVAL_RESERVATION_MINUTES", 20, minim
 PARAEVAL_MAX_SENTENCE_LENGTH = env_int("PARAEVAL_MAX_SENTENCE_LENGTH", 1000, minimum=1)
 # Campaign loaded by `manage.py load_demo` and printed by the run script.
 PARAEVAL_DEMO_CAMPAIGN = env_str("PARAEVAL_DEMO_CAMPAIGN", "demo")
+# Bootstrap resamples behind the dashboard's 95% confidence intervals (0 turns them off).
+PARAEVAL_BOOTSTRAP_RESAMPLES = env_int("PARAEVAL_BOOTSTRAP_RESAMPLES", 1000, minimum=0)
 
 # --- Celery ---------------------------------------------------------------------------------
 
@@ -199,18 +201,20 @@ if REDIS_URL:
         "socket_timeout": env_float("CELERY_BROKER_SOCKET_TIMEOUT", 15.0),
     }
 else:
-    # Embedded default: kombu's filesystem transport, a real broker that needs no server.
+    # Embedded default: kombu's filesystem transport, a real broker that needs no server, with
+    # atomic writes (scoring/filesystem_broker.py; "paraevalfs" is registered in paraeval/celery.py).
     # One message = one file; the folders must exist before the first send or poll.
-    CELERY_BROKER_URL = "filesystem://"
+    CELERY_BROKER_URL = "paraevalfs://"
     CELERY_BROKER_TRANSPORT_OPTIONS = {
         "data_folder_in": str(BROKER_DIR / "queue"),
         "data_folder_out": str(BROKER_DIR / "queue"),
         "processed_folder": str(BROKER_DIR / "processed"),
         "control_folder": str(BROKER_DIR / "control"),
         "store_processed": False,
-        # Seconds between polls of the queue folder when it is empty (kombu's default is 1 s,
-        # which alone would add half a second to every score's delay).
-        "polling_interval": env_float("CELERY_POLLING_INTERVAL", 0.1),
+        # Seconds between polls of the queue folder when there is nothing to take (kombu's
+        # default, 1 s, would add up to a second per task to every score's delay; a poll is one
+        # directory listing).
+        "polling_interval": env_float("CELERY_POLLING_INTERVAL", 0.05),
     }
     for _folder in ("queue", "processed", "control"):
         (BROKER_DIR / _folder).mkdir(parents=True, exist_ok=True)
@@ -250,6 +254,11 @@ PARAEVAL_SCORING_RETRY_MAX_SECONDS = env_int("PARAEVAL_SCORING_RETRY_MAX_SECONDS
 PARAEVAL_BROKER_BACKOFF_SECONDS = env_float("PARAEVAL_BROKER_BACKOFF_SECONDS", 10.0)
 # Workers load their models before taking tasks; allow the pool's processes that long to start.
 PARAEVAL_WORKER_WARM_UP = env_bool("PARAEVAL_WORKER_WARM_UP", True)
+# CPU threads of each worker pool process for torch / BLAS (OMP_NUM_THREADS). One by default:
+# on a small machine shared with the web server, two busy-waiting OpenMP threads per process
+# run the small models several times slower than one. 0 keeps the libraries' default (one
+# per core), right for a dedicated CPU node running --concurrency 1.
+PARAEVAL_WORKER_THREADS = env_int("PARAEVAL_WORKER_THREADS", 1, minimum=0)
 CELERY_WORKER_PROC_ALIVE_TIMEOUT = env_float("CELERY_WORKER_PROC_ALIVE_TIMEOUT", 600.0)
 # Workers record a heartbeat in the database this often; the status page calls a worker alive
 # when its last heartbeat is more recent than PARAEVAL_WORKER_ALIVE_SECONDS.

@@ -234,7 +234,7 @@ def score_config_batch(config_id: int, pair_ids: Sequence[int], *, attempts: int
         logger.warning("metric configuration %s no longer exists; %d pairs skipped", config_id, len(pair_ids))
         return None
     try:
-        metric = configs.build(config.metric)
+        metric = _metric_for(config)
     except Exception as error:  # noqa: BLE001 - an unbuildable metric fails its pairs, with the reason
         reason = f"metric unavailable: cannot build {config.metric!r} on this worker: {error}"
         return _fail_all(config, pair_ids, reason, attempts=attempts)
@@ -248,6 +248,16 @@ def score_config_batch(config_id: int, pair_ids: Sequence[int], *, attempts: int
         logger.error(message)
         return _fail_all(config, pair_ids, message, attempts=attempts)
     return score_missing(metric, pair_ids=pair_ids, attempts=attempts)
+
+
+def _metric_for(config: MetricConfig) -> Metric:
+    # The enabled metrics are built once per process and reused, with whatever they keep
+    # between calls; a configuration no longer enabled is built afresh.
+    enabled, _ = configs.build_enabled()
+    for metric in enabled:
+        if metric.config_hash == config.config_hash:
+            return metric
+    return configs.build(config.metric)
 
 
 def _fail_all(config: MetricConfig, pair_ids: Sequence[int], error: str, *, attempts: int = 1) -> RunSummary:

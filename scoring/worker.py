@@ -64,6 +64,16 @@ def _after_fork() -> None:
         _fork_lock.release()
 
 
+def limit_threads(threads: int) -> None:
+    """Give torch / BLAS ``threads`` threads in this process and the ones it forks (0: leave them).
+
+    Set through the environment before any of them is imported (they read it at import time).
+    """
+    if threads > 0:
+        for variable in ("OMP_NUM_THREADS", "MKL_NUM_THREADS", "OPENBLAS_NUM_THREADS"):
+            os.environ[variable] = str(threads)
+
+
 def warm_up(queues: list[str]) -> list[str]:
     """Load the models of the enabled metrics routed to ``queues``; return what was warmed."""
     metrics, _ = configs.build_enabled()
@@ -138,6 +148,7 @@ def on_after_setup(sender: str, instance: object, **kwargs: object) -> None:
     """``celeryd_after_setup`` (main process, before the pool starts): remember who we are."""
     if not _state.hostname:
         os.register_at_fork(before=_before_fork, after_in_parent=_after_fork, after_in_child=_after_fork)
+    limit_threads(settings.PARAEVAL_WORKER_THREADS)
     _state.hostname = sender
     app = instance.app  # type: ignore[attr-defined]
     _state.queues = sorted(app.amqp.queues.consume_from) if app.amqp.queues.consume_from else sorted(app.amqp.queues)

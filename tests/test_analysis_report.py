@@ -301,3 +301,20 @@ def test_labels_equal_verdict_for_every_combination_of_up_to_four_answers():
         else:
             assert labels.graded[pair] == pytest.approx(expected.mean_ordinal)
     assert labels.binary[-1] == -1 and labels.judgements[-1] == 0
+
+
+def test_the_analysis_modules_do_not_import_django():
+    # Only dataset.py and service.py talk to Django; the statistics run anywhere.
+    import subprocess
+    import sys
+    from pathlib import Path
+
+    modules = ["labels", "binary", "correlation", "bootstrap", "agreement", "report", "tables", "formats"]
+    code = (
+        "import sys\n"
+        + "".join(f"import scoring.analysis.{name}\n" for name in modules)
+        + "print(sorted(m for m in sys.modules if m == 'django' or m.startswith('django.')))"
+    )
+    root = Path(__file__).resolve().parent.parent
+    result = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True, cwd=root)
+    assert result.stdout.strip() == "[]"

@@ -11,7 +11,7 @@ from django.core.cache import cache
 from django.utils import timezone
 
 from annotate.labels import Label
-from annotate.models import Campaign
+from annotate.models import Campaign, Judgement
 from scoring.analysis import dataset
 from scoring.analysis.service import FilterError, campaign_report, campaign_version
 from scoring.models import Score
@@ -64,6 +64,8 @@ def test_training_accuracy_per_volunteer(built):
     assert len(rows) == 5
     assert all(row["training_answers"] == 5 for row in rows)
     assert sum(row["judgements"] for row in rows) == 72
+    # The builder shows each pair 3 to 29 seconds before the answer (times read from SQL).
+    assert all(3 <= row["median_response_seconds"] <= 29 for row in rows)
 
 
 def test_version_changes_with_the_data(built):
@@ -96,9 +98,28 @@ def test_report_is_cached_by_version(built):
     assert after["counts"]["judgements"] == first["counts"]["judgements"] + 1
 
 
-def test_version_query_is_one_query(built, django_assert_num_queries):
+def test_an_unchanged_campaign_costs_one_query(built, django_assert_num_queries):
+    # First: the change stamp, the campaign and one aggregate per table.
+    with django_assert_num_queries(6):
+        first = dataset.data_state(built.campaign.pk)
+    # Then, while nothing changed anywhere: the change stamp alone (index lookups).
     with django_assert_num_queries(1):
-        dataset.data_state(built.campaign.pk)
+        assert dataset.data_state(built.campaign.pk).fingerprint == first.fingerprint
+
+
+def test_a_change_elsewhere_keeps_the_version(built):
+    version = campaign_version(built.campaign.pk)
+    other = make_scored_campaign(pairs_per_origin=1, training=False)
+    make_judgement(other.pairs[0], make_volunteer(other.campaign), Label.SAME_MEANING)
+    assert campaign_version(built.campaign.pk) == version  # recomputed fingerprint, same data
+
+
+def test_a_deleted_judgement_is_seen_at_the_next_full_check(built, monkeypatch):
+    version = campaign_version(built.campaign.pk)
+    Judgement.objects.filter(pair=built.pairs[3], is_training=False).first().delete()
+    # The change stamp (largest ids) cannot see a deletion; the periodic full check does.
+    monkeypatch.setattr(dataset, "FULL_CHECK_SECONDS", 0)
+    assert campaign_version(built.campaign.pk) != version
 
 
 def test_loading_costs_a_fixed_number_of_queries(django_assert_num_queries):

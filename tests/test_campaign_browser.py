@@ -49,8 +49,14 @@ def _static_files_without_manifest(settings) -> None:
     }
 
 
-def wait(browser: WebDriver, condition, timeout: float = 10):
+def wait(browser: WebDriver, condition, timeout: float = 30):
     return WebDriverWait(browser, timeout).until(condition)
+
+
+def wait_for_page(browser: WebDriver) -> None:
+    """Wait until the page that replaced the last one is fully loaded (a slow machine is fine)."""
+    wait(browser, lambda b: b.execute_script("return document.readyState") == "complete")
+    wait(browser, ec.presence_of_element_located((By.CSS_SELECTOR, "main.page")))
 
 
 def current_pair_id(browser: WebDriver) -> int:
@@ -83,6 +89,7 @@ def answer_and_wait(browser: WebDriver, key: str | None = None, label: Label | N
     else:
         browser.find_element(By.CSS_SELECTOR, f"button.answer[value={label.value}]").click()
     wait(browser, ec.staleness_of(old_form))
+    wait_for_page(browser)
     assert browser.current_url + str(_pair_or_none(browser)) != before
 
 
@@ -130,14 +137,17 @@ def test_a_volunteer_takes_the_campaign_in_chromium(browser: WebDriver, live_ser
     page = browser.find_element(By.TAG_NAME, "main").text
     assert "5 training pairs" in page and "6 pairs" in page and "11 in all" in page
     browser.save_screenshot(str(artifacts_dir / "campaign_welcome.png"))
+    form = browser.find_element(By.CSS_SELECTOR, "form.start-form")
     browser.find_element(By.CSS_SELECTOR, "button[type=submit]").click()  # no consent, no level
-    wait(browser, ec.presence_of_element_located((By.ID, "consent-error")))
+    wait(browser, ec.staleness_of(form))
+    wait_for_page(browser)
     assert "Please tick the consent box" in browser.find_element(By.ID, "consent-error").text
     assert not Volunteer.objects.exists()
     browser.find_element(By.CSS_SELECTOR, "label[for=id_english_level_3]").click()  # Native
     browser.find_element(By.ID, "id_consent").click()
     browser.find_element(By.CSS_SELECTOR, "button[type=submit]").click()
     wait(browser, ec.url_contains("/v/"))
+    wait_for_page(browser)
     volunteer = Volunteer.objects.get(campaign=campaign)
     assert volunteer.english_level == "native"
     assert browser.current_url == f"{live_server.url}/v/{volunteer.token}/"
@@ -162,8 +172,10 @@ def test_a_volunteer_takes_the_campaign_in_chromium(browser: WebDriver, live_ser
             assert "Well done" in feedback
         # Continue has the focus: Enter goes on.
         assert browser.switch_to.active_element.get_attribute("data-continue") is not None
+        feedback_page = browser.find_element(By.CSS_SELECTOR, ".feedback")
         press(browser, Keys.ENTER)
-        wait(browser, ec.presence_of_element_located((By.ID, "answer-form")))
+        wait(browser, ec.staleness_of(feedback_page))
+        wait_for_page(browser)
     stored = Judgement.objects.filter(volunteer=volunteer).order_by("answered_at")
     assert [j.pair_id for j in stored] == [pair.pk for pair in training]
     assert all(j.is_training for j in stored)
@@ -198,11 +210,11 @@ def test_a_volunteer_takes_the_campaign_in_chromium(browser: WebDriver, live_ser
             # Reload mid-campaign: the same pair, the same order, the same progress.
             before = (current_pair_id(browser), progress_text(browser), sentences(browser))
             browser.refresh()
-            wait(browser, ec.presence_of_element_located((By.ID, "answer-form")))
+            wait_for_page(browser)
             assert (current_pair_id(browser), progress_text(browser), sentences(browser)) == before
             # The campaign link brings the volunteer back to the same pair too (cookie).
             browser.get(f"{live_server.url}/c/{campaign.slug}/")
-            wait(browser, ec.presence_of_element_located((By.ID, "answer-form")))
+            wait_for_page(browser)
             assert (current_pair_id(browser), progress_text(browser), sentences(browser)) == before
             browser.save_screenshot(str(artifacts_dir / "campaign_pair.png"))
         assert progress_text(browser) == f"Pair {6 + number} of 11"
@@ -228,6 +240,7 @@ def test_the_buttons_disable_once_an_answer_is_sent(browser: WebDriver, live_ser
     browser.find_element(By.ID, "id_consent").click()
     browser.find_element(By.CSS_SELECTOR, "button[type=submit]").click()
     wait(browser, ec.presence_of_element_located((By.ID, "answer-form")))
+    wait_for_page(browser)
     # Hold the submission so that the disabled state can be observed, then click twice more.
     browser.execute_script(
         "const form = document.getElementById('answer-form');"
@@ -257,6 +270,7 @@ def test_without_javascript_on_a_phone_the_campaign_still_works(
     browser.find_element(By.ID, "id_consent").click()
     browser.find_element(By.CSS_SELECTOR, "button[type=submit]").click()
     wait(browser, ec.presence_of_element_located((By.ID, "answer-form")))
+    wait_for_page(browser)
     # One column of full-width buttons, still in order, nothing wider than the screen.
     buttons = browser.find_elements(By.CSS_SELECTOR, "button.answer")
     assert len({button.location["x"] for button in buttons}) == 1
@@ -269,5 +283,6 @@ def test_without_javascript_on_a_phone_the_campaign_still_works(
     first = current_pair_id(browser)
     buttons[2].click()  # a plain form POST
     wait(browser, ec.staleness_of(buttons[2]))
+    wait_for_page(browser)
     assert current_pair_id(browser) != first
     assert Judgement.objects.get(pair_id=first).label == Label.MOSTLY_SIMILAR.value

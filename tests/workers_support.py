@@ -220,7 +220,7 @@ def filesystem_broker(base: Path) -> Iterator[Path]:
         "processed_folder": str(base / "processed"),
         "control_folder": str(base / "control"),
     }
-    with use_broker("filesystem://", options):
+    with use_broker("paraevalfs://", options):
         yield folder
 
 

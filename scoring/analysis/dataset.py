@@ -9,13 +9,14 @@ from __future__ import annotations
 
 import hashlib
 import json
+import time as time_module
 from dataclasses import dataclass
 from datetime import date, datetime, time, timedelta
 from typing import Any
 
 import numpy as np
-from django.db.models import Count, Exists, F, IntegerField, Max, OuterRef, Q, Subquery, Value
-from django.db.models.functions import Coalesce
+from django.core.cache import cache
+from django.db.models import Case, Count, Exists, F, FloatField, Func, Max, OuterRef, Q, Subquery, When
 from django.utils import timezone
 
 from annotate.labels import EnglishLevel
@@ -24,6 +25,20 @@ from scoring.analysis.labels import LABEL_CODES, Reference
 from scoring.analysis.report import AnalysisInput, JudgementRows, MetricInfo, VolunteerInfo
 from scoring.metrics.lexical import normalised_char_distance
 from scoring.models import MetricConfig, Score
+
+
+class EpochSeconds(Func):
+    """Seconds since the epoch of a datetime column, computed by the database (a float)."""
+
+    output_field = FloatField()
+
+    def as_postgresql(self, compiler: Any, connection: Any, **extra: Any) -> Any:
+        return self.as_sql(compiler, connection, template="EXTRACT(EPOCH FROM %(expressions)s)::float8", **extra)
+
+    def as_sqlite(self, compiler: Any, connection: Any, **extra: Any) -> Any:
+        # SQLite keeps UTC datetimes as text; julianday() reads them (2440587.5 = 1970-01-01).
+        template = "((julianday(%(expressions)s) - 2440587.5) * 86400.0)"
+        return self.as_sql(compiler, connection, template=template, **extra)
 
 
 class FilterError(ValueError):
@@ -102,54 +117,88 @@ class DataState:
         return hashlib.sha256(payload.encode()).hexdigest()[:20]
 
 
-def _subquery(queryset: Any, expression: Any, output: Any = None) -> Subquery:
-    # Group by a constant: one aggregate row over the correlated rows.
-    grouped = queryset.order_by().values("campaign_marker").annotate(v=expression).values("v")[:1]
-    return Subquery(grouped, output_field=output)
+# A campaign's fingerprint is recomputed at least this often even when the change stamp
+# says nothing happened, to catch what the stamp cannot see (a deleted judgement, an edited
+# label or gold label). Inserts and recomputed scores are seen at once.
+FULL_CHECK_SECONDS = 60
+
+
+def change_stamp() -> tuple[Any, ...]:
+    """Largest ids and latest score time across all campaigns: index lookups, one query.
+
+    Any new judgement, score, pair, volunteer or metric configuration, and any score that
+    was recomputed, changes it.
+    """
+    latest = {
+        "j": Judgement.objects.order_by("-id").values("id")[:1],
+        "s": Score.objects.order_by("-id").values("id")[:1],
+        "t": Score.objects.order_by("-computed_at").values("computed_at")[:1],
+        "p": Pair.objects.order_by("-id").values("id")[:1],
+        "v": Volunteer.objects.order_by("-id").values("id")[:1],
+        "m": MetricConfig.objects.order_by("-id").values("id")[:1],
+    }
+    # One SELECT of six scalar subqueries, hung on any single row (the campaign table may be empty).
+    row = (
+        Campaign.objects.annotate(**{name: Subquery(query) for name, query in latest.items()})
+        .values_list(*latest)
+        .order_by()[:1]
+    )
+    values = list(row)
+    return tuple(values[0]) if values else ()
+
+
+def _fingerprint(campaign: Campaign) -> tuple[dict[str, Any], datetime | None]:
+    """Counts, largest ids and latest timestamps of everything a report of ``campaign`` reads
+    (one aggregate scan per table). A metric configuration enters through its scores."""
+    judgements = Judgement.objects.filter(pair__campaign=campaign).aggregate(
+        count=Count("id"), last_id=Max("id"), last=Max("answered_at")
+    )
+    scores = Score.objects.filter(pair__campaign=campaign).aggregate(
+        count=Count("id"),
+        last_id=Max("id"),
+        last=Max("computed_at"),
+        failed=Count("id", filter=Q(status=Score.Status.FAILED)),
+    )
+    pairs = Pair.objects.filter(campaign=campaign).aggregate(
+        count=Count("id"),
+        last_id=Max("id"),
+        last=Max("created_at"),
+        gold=Count("id", filter=Q(gold_label=True)),
+        gold_any=Count("gold_label"),
+        graded=Count("gold_score"),
+    )
+    volunteers = Volunteer.objects.filter(campaign=campaign).aggregate(count=Count("id"), last_id=Max("id"))
+    fingerprint = {
+        "campaign": [campaign.pk, campaign.created_at.isoformat()],
+        "judgements": judgements,
+        "scores": scores,
+        "pairs": pairs,
+        "volunteers": volunteers,
+    }
+    moments = [moment for moment in (judgements["last"], scores["last"], pairs["last"]) if moment is not None]
+    return fingerprint, max(moments) if moments else None
 
 
 def data_state(campaign_id: int) -> DataState:
-    """Counts, largest ids and latest timestamps of everything a report reads, in one query.
+    """What a report of the campaign depends on, cheaply.
 
-    A new or deleted judgement, pair, volunteer or score, a score that changed status or was
-    recomputed, and a new metric configuration all change it.
+    The campaign's fingerprint (one aggregate scan of its judgements, scores, pairs and
+    volunteers) is kept in the cache together with the global :func:`change_stamp` it was
+    computed at. While the stamp is unchanged, and for at most ``FULL_CHECK_SECONDS``, the
+    fingerprint is reused: an unchanged campaign costs one indexed query per poll. Raises
+    ``Campaign.DoesNotExist``.
     """
-    judgements = Judgement.objects.filter(pair__campaign_id=OuterRef("pk")).annotate(campaign_marker=Value(1))
-    scores = Score.objects.filter(pair__campaign_id=OuterRef("pk")).annotate(campaign_marker=Value(1))
-    pairs = Pair.objects.filter(campaign_id=OuterRef("pk")).annotate(campaign_marker=Value(1))
-    volunteers = Volunteer.objects.filter(campaign_id=OuterRef("pk")).annotate(campaign_marker=Value(1))
-    integer = IntegerField()
-    row = (
-        Campaign.objects.filter(pk=campaign_id)
-        .annotate(
-            j_count=_subquery(judgements, Count("id"), integer),
-            j_max=_subquery(judgements, Max("id"), integer),
-            j_last=_subquery(judgements, Max("answered_at")),
-            s_count=_subquery(scores, Count("id"), integer),
-            s_max=_subquery(scores, Max("id"), integer),
-            s_last=_subquery(scores, Max("computed_at")),
-            s_failed=_subquery(scores, Count("id", filter=Q(status=Score.Status.FAILED)), integer),
-            p_count=_subquery(pairs, Count("id"), integer),
-            p_max=_subquery(pairs, Max("id"), integer),
-            p_last=_subquery(pairs, Max("created_at")),
-            p_gold=_subquery(pairs, Count("id", filter=Q(gold_label=True)), integer),
-            p_gold_any=_subquery(pairs, Count("gold_label"), integer),
-            v_count=_subquery(volunteers, Count("id"), integer),
-            v_max=_subquery(volunteers, Max("id"), integer),
-            m_max=Coalesce(Subquery(MetricConfig.objects.order_by("-id").values("id")[:1]), 0),
-        )
-        .get()
-    )
-    fingerprint = {
-        "campaign": [row.pk, row.created_at.isoformat()],
-        "judgements": [row.j_count, row.j_max, row.j_last],
-        "scores": [row.s_count, row.s_max, row.s_last, row.s_failed],
-        "pairs": [row.p_count, row.p_max, row.p_last, row.p_gold, row.p_gold_any],
-        "volunteers": [row.v_count, row.v_max],
-        "metric_configs": row.m_max,
-    }
-    moments = [moment for moment in (row.j_last, row.s_last, row.p_last) if moment is not None]
-    return DataState(campaign=row, fingerprint=fingerprint, last_changed=max(moments) if moments else None)
+    stamp = change_stamp()
+    key = f"paraeval:state:{campaign_id}"
+    cached = cache.get(key)
+    now = time_module.time()  # wall clock: the cache may be shared between processes
+    if cached is not None and cached["stamp"] == stamp and now - cached["at"] < FULL_CHECK_SECONDS:
+        return cached["state"]
+    campaign = Campaign.objects.get(pk=campaign_id)
+    fingerprint, last_changed = _fingerprint(campaign)
+    state = DataState(campaign=campaign, fingerprint=fingerprint, last_changed=last_changed)
+    cache.set(key, {"stamp": stamp, "at": now, "state": state}, FULL_CHECK_SECONDS)
+    return state
 
 
 def load(campaign: Campaign, filters: Filters) -> AnalysisInput:
@@ -162,8 +211,7 @@ def load(campaign: Campaign, filters: Filters) -> AnalysisInput:
         .order_by("id")
         .values_list("id", "origin", "source", "hypothesis", "gold_label", "gold_score")
     )
-    ids = np.array([row[0] for row in pair_rows], dtype=np.int64)
-    position = {pair_id: index for index, pair_id in enumerate(ids.tolist())}
+    ids = np.array([row[0] for row in pair_rows], dtype=np.int64)  # sorted: positions by searchsorted
     origins = [row[1] for row in pair_rows]
     edit_distance = np.array([normalised_char_distance(row[2], row[3]) for row in pair_rows], dtype=np.float64)
     gold_label = np.array([np.nan if row[4] is None else float(row[4]) for row in pair_rows], dtype=np.float64)
@@ -175,14 +223,17 @@ def load(campaign: Campaign, filters: Filters) -> AnalysisInput:
     judgement_rows = list(
         Judgement.objects.filter(counted_q)
         .order_by("id")
-        .values_list("pair_id", "volunteer_id", "label", "shown_at", "answered_at")
+        .values_list("pair_id", "volunteer_id", "label", EpochSeconds("shown_at"), EpochSeconds("answered_at"))
     )
+    # Times come as seconds from the database: parsing 2 datetimes per row in Python costs
+    # more than everything else here.
+    numbers = np.array([(row[0], row[1], row[3], row[4]) for row in judgement_rows], dtype=np.float64).reshape(-1, 4)
     judgements = JudgementRows(
-        pair_index=np.array([position[row[0]] for row in judgement_rows], dtype=np.int64),
-        volunteer=np.array([row[1] for row in judgement_rows], dtype=np.int64),
+        pair_index=np.searchsorted(ids, numbers[:, 0].astype(np.int64)),
+        volunteer=numbers[:, 1].astype(np.int64),
         code=np.array([LABEL_CODES[row[2]] for row in judgement_rows], dtype=np.int64),
-        answered_at=np.array([row[4].timestamp() for row in judgement_rows], dtype=np.float64),
-        response_seconds=np.array([(row[4] - row[3]).total_seconds() for row in judgement_rows], dtype=np.float64),
+        answered_at=numbers[:, 3],
+        response_seconds=numbers[:, 3] - numbers[:, 2],
     )
 
     # Training answers only feed the volunteers' training accuracy (and a count).
@@ -207,20 +258,28 @@ def load(campaign: Campaign, filters: Filters) -> AnalysisInput:
         .values_list("id", "metric", "label", "higher_is_closer", "natural_threshold")
     )
     metrics = [MetricInfo(pk, name, label, higher, natural) for pk, name, label, higher, natural in configs]
-    row_of_metric = {metric.id: index for index, metric in enumerate(metrics)}
     scores = np.full((len(metrics), len(ids)), np.nan)
     failed = np.zeros((len(metrics), len(ids)), dtype=bool)
     score_q = Q(pair__campaign=campaign, pair__is_training=False)
     if filters.origin is not None:
         score_q &= Q(pair__origin=filters.origin)
-    for pair_id, config_id, value, status in Score.objects.filter(score_q).values_list(
-        "pair_id", "metric_config_id", "value", "status"
-    ):
-        row, column = row_of_metric[config_id], position[pair_id]
-        if status == Score.Status.DONE and value is not None and np.isfinite(value):
-            scores[row, column] = value
-        else:
-            failed[row, column] = True
+    score_rows = list(
+        Score.objects.filter(score_q).values_list(
+            "pair_id", "metric_config_id", "value", Case(When(status=Score.Status.DONE, then=1), default=0)
+        )
+    )
+    if score_rows and metrics:
+        table = np.array(
+            [(pair, config, np.nan if value is None else value, done) for pair, config, value, done in score_rows],
+            dtype=np.float64,
+        )
+        config_ids = np.array([metric.id for metric in metrics], dtype=np.int64)
+        order = np.argsort(config_ids)
+        rows = order[np.searchsorted(config_ids, table[:, 1].astype(np.int64), sorter=order)]
+        columns = np.searchsorted(ids, table[:, 0].astype(np.int64))  # pair ids are sorted
+        usable = (table[:, 3] == 1) & np.isfinite(table[:, 2])
+        scores[rows[usable], columns[usable]] = table[usable, 2]
+        failed[rows[~usable], columns[~usable]] = True
 
     training_total = sum(answers for answers, _ in training_by_volunteer.values())
     return AnalysisInput(

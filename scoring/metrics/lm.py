@@ -257,6 +257,53 @@ def _load(spec: str, device: str, dtype: str, allow_download: bool) -> CausalLM:
     return wrap_model(tokenizer, model, label=source.label, source=source)
 
 
+@dataclass(frozen=True)
+class TokenizerOnly:
+    """A tokenizer without its model: enough to render prompts and check answer tokens."""
+
+    tokenizer: Any
+    label: str
+
+
+def load_tokenizer(spec: str, *, allow_download: bool = False) -> TokenizerOnly:
+    """The tokenizer of the model ``spec`` names (seconds, where the model takes longer)."""
+    source = describe_model(spec)
+    check_model_available(source, allow_download=allow_download)
+    from transformers import AutoTokenizer
+
+    options: dict[str, Any] = {"local_files_only": not allow_download}
+    if source.gguf_file:
+        options["gguf_file"] = source.gguf_file
+    try:
+        tokenizer = AutoTokenizer.from_pretrained(source.location, **options)
+    except (OSError, ValueError, ImportError) as error:
+        raise MetricUnavailable(f"cannot load the tokenizer of {spec!r}: {error}") from error
+    return TokenizerOnly(tokenizer, source.label)
+
+
+def build_random_lm(
+    config_path: str | Path, tokenizer: Any, *, device: str = "cpu", dtype: str = "float32", seed: int = 0
+) -> CausalLM:
+    """A randomly initialised causal LM of the architecture in ``config_path`` (a config.json).
+
+    For timing a large model's configuration (e.g. Mistral-7B-Instruct-v0.2) where its weights
+    are not available: the numbers are meaningless, the cost is the real one. The vocabulary is
+    resized to ``tokenizer``'s (the stand-in tokenizer's ids must all be valid).
+    """
+    import torch
+    from transformers import AutoConfig, AutoModelForCausalLM
+
+    config = AutoConfig.from_pretrained(str(config_path), local_files_only=True)
+    config.vocab_size = len(tokenizer)
+    for name in ("pad_token_id", "bos_token_id", "eos_token_id"):
+        setattr(config, name, getattr(tokenizer, name, None))
+    torch.manual_seed(seed)
+    with torch.device(device):
+        model = AutoModelForCausalLM.from_config(config, dtype=getattr(torch, dtype))
+    name = Path(config_path).stem
+    return wrap_model(tokenizer, model, label=f"{name} (random weights)")
+
+
 def clear_loaded_models() -> None:
     """Forget the loaded models (tests that need a fresh load)."""
     _load.cache_clear()

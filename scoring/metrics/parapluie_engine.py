@@ -26,7 +26,7 @@ from __future__ import annotations
 import threading
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, Protocol
 
 from scoring.metrics.base import InvalidPairError, MetricUnavailable, Pair
 from scoring.metrics.lm import CausalLM
@@ -42,6 +42,16 @@ PROBE_PAIRS: tuple[Pair, ...] = (
 )
 # Spellings compared by :func:`answer_spelling_mass` (the paper's examples use Yes/No).
 SPELLINGS: tuple[tuple[str, str], ...] = (("Yes", "No"), ("yes", "no"), (" Yes", " No"), (" yes", " no"))
+
+
+class HasTokenizer(Protocol):
+    """A loaded model, or just its tokenizer (enough to render prompts and check answers)."""
+
+    @property
+    def tokenizer(self) -> Any: ...
+
+    @property
+    def label(self) -> str: ...
 
 
 @dataclass(frozen=True)
@@ -61,7 +71,7 @@ class PromptTooLong(InvalidPairError):
 # --- Prompts --------------------------------------------------------------------------------
 
 
-def render(lm: CausalLM, messages: Messages) -> str:
+def render(lm: HasTokenizer, messages: Messages) -> str:
     """The chat-template text of ``messages``, ending with the assistant's generation prompt."""
     text = lm.tokenizer.apply_chat_template(messages, tokenize=False, add_generation_prompt=True)
     if not isinstance(text, str):
@@ -69,12 +79,12 @@ def render(lm: CausalLM, messages: Messages) -> str:
     return text
 
 
-def encode(lm: CausalLM, text: str) -> list[int]:
+def encode(lm: HasTokenizer, text: str) -> list[int]:
     """Token ids of chat-template text (its special tokens are already in the text)."""
     return list(lm.tokenizer(text, add_special_tokens=False)["input_ids"])
 
 
-def find_answer_tokens(lm: CausalLM, template: PromptTemplate) -> AnswerTokens:
+def find_answer_tokens(lm: HasTokenizer, template: PromptTemplate) -> AnswerTokens:
     """The template's answers as single tokens right after the chat template's generation prompt.
 
     Tokenising the text "prompt + answer" must give the prompt's tokens plus exactly one token
@@ -145,7 +155,7 @@ class SharedPrefix:
             return self._kv
 
 
-def find_shared_prefix(lm: CausalLM, render_probe: Callable[[Pair], str]) -> list[int]:
+def find_shared_prefix(lm: HasTokenizer, render_probe: Callable[[Pair], str]) -> list[int]:
     """Tokens shared by the prompts of every probe pair (see :data:`PROBE_PAIRS`)."""
     return common_prefix([encode(lm, render_probe(pair)) for pair in PROBE_PAIRS])
 
@@ -343,9 +353,13 @@ def answer_spelling_mass(lm: CausalLM, prompt_texts: Sequence[str]) -> dict[str,
 def check_fits(lm: CausalLM, length: int, index: int, *, extra: int = 0, what: str = "prompt") -> None:
     """Refuse, naming the pair, a prompt that would not fit the context (nothing is truncated)."""
     if length + extra > lm.context_length:
-        more = f" plus {extra} tokens for the answer/generation" if extra else ""
+        more = (
+            f" plus {extra} for the answer"
+            if extra == 1
+            else f" plus up to {extra} for E, the follow-up and the answer"
+        )
         raise PromptTooLong(
-            f"pair {index}: the {what} is {length} tokens{more}, more than {lm.label}'s context of "
+            f"pair {index}: the {what} is {length} tokens{more}: more than {lm.label}'s context of "
             f"{lm.context_length} tokens; shorten the sentences (nothing is truncated)"
         )
 

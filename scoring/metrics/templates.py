@@ -317,3 +317,25 @@ def _check_order(turns: Sequence[Turn], fail: Any) -> None:
             raise fail(f"turn {start + offset + 1}: expected a {expected} turn (turns alternate, user first)")
     if roles[-1] != "user":
         raise fail("missing final user turn: the model answers right after the last turn, which must be a user turn")
+
+
+# --- Showing templates ----------------------------------------------------------------------
+
+EXAMPLE_PAIR = ("The cat is alive.", "The cat was alive.")
+EXPLANATION_STANDIN = "<E: the explanation the model generates>"
+
+
+def format_plain(template: PromptTemplate, source: str, hypothesis: str) -> str:
+    """The template's turns filled with a pair, one ``(role): text`` block per turn."""
+    messages = (
+        template.follow_up(source, hypothesis, EXPLANATION_STANDIN)
+        if template.kind is TemplateKind.INDIRECT
+        else template.question(source, hypothesis)
+    )
+    blocks = []
+    for index, message in enumerate(messages):
+        if template.generation_index == index:
+            blocks.append("Generation -> E")
+        blocks.append(f"({message['role']}): {message['content']}")
+    blocks.append(f"(assistant): {template.yes} | {template.no}   <- the answer whose log-ratio is the score")
+    return "\n\n".join(blocks)
