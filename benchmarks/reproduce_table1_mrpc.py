@@ -190,10 +190,12 @@ def reproduce(rows: Sequence[Row], glue_rows: Sequence[Row], with_models: bool) 
         paper = (line.paper.mean_yes, line.paper.std_yes, line.paper.mean_no, line.paper.std_no)
         for index, name in ((0, "yes"), (2, "no")):
             print(
-                f"{line.title if index == 0 else '':26} {name:5} {paper[index]:.2f}±{paper[index + 1]:.2f}  "
-                f"{stat_cells(glue_stats, index, paper[index], comparable)} "
-                f"{stat_cells(raw_stats, index, paper[index], comparable)} "
-                f"{f'{rate:8.0f}' if index == 0 else ''}"
+                (
+                    f"{line.title if index == 0 else '':26} {name:5} {paper[index]:.2f}±{paper[index + 1]:.2f}  "
+                    f"{stat_cells(glue_stats, index, paper[index], comparable)} "
+                    f"{stat_cells(raw_stats, index, paper[index], comparable)} "
+                    f"{f'{rate:8.0f}' if index == 0 else ''}"
+                ).rstrip()
             )
         if line.note:
             notes.append(f"{line.title}: {line.note}")

@@ -60,7 +60,7 @@ def percentile(values: list[float], share: float) -> float:
     return ordered[min(len(ordered) - 1, max(0, round(share * (len(ordered) - 1))))]
 
 
-def peak_rss(pid: int) -> dict[str, float]:
+def peak_rss(pid: int, field: str = "VmHWM:") -> dict[str, float]:
     """VmHWM (peak resident set, MiB) of the worker's main process and each of its children."""
     import psutil
 
@@ -71,7 +71,7 @@ def peak_rss(pid: int) -> dict[str, float]:
             status = Path(f"/proc/{process.pid}/status").read_text()
         except OSError:
             continue
-        kib = next(int(line.split()[1]) for line in status.splitlines() if line.startswith("VmHWM:"))
+        kib = next(int(line.split()[1]) for line in status.splitlines() if line.startswith(field))
         label = f"main process {pid}" if process.pid == pid else f"child process {process.pid}"
         result[label] = kib / 1024
     return result
@@ -100,6 +100,12 @@ def main() -> None:
     if args.metrics:
         os.environ["PARAEVAL_METRICS"] = args.metrics
     os.environ.setdefault("NLTK_DATA", str(ROOT / "data" / "nltk_data"))
+    # As scripts/run.sh starts the embedded worker (ParaPLUIE batches of 8 on CPU).
+    os.environ.setdefault("PARAPLUIE_BATCH_SIZE", "8")
+    # The reference below runs with the worker's thread count (PARAEVAL_WORKER_THREADS, default 1).
+    threads = int(os.environ.get("PARAEVAL_WORKER_THREADS", "1"))
+    if threads:
+        os.environ["OMP_NUM_THREADS"] = str(threads)
     sys.path.insert(0, str(ROOT))
     import django
 
@@ -173,6 +179,7 @@ def main() -> None:
         dispatch.queue_missing([probe.pk])
         wait_until(lambda: scored([probe.pk]) >= n_configs, "scores of the probe pair")
         print(f"worker warm (models loaded, probe pair scored) after {time.perf_counter() - started:.1f} s")
+        warm_memory = peak_rss(worker.pid, "VmRSS:")
 
         # --- latency: judgements through the volunteer flow, spaced ----------------------------
         volunteer = flow.start_volunteer(campaign, english_level="native", consented=True)
@@ -249,9 +256,9 @@ def main() -> None:
             f"{row['last'].timestamp() - bulk_started:6.1f} s"
         )
     print()
-    print("Worker peak resident memory (VmHWM):")
+    print("Worker resident memory: after warm-up (VmRSS) and peak over the run (VmHWM):")
     for label, mib in memory.items():
-        print(f"  {label:<40} {mib:7.0f} MiB")
+        print(f"  {label:<40} {warm_memory.get(label, 0):7.0f} MiB   peak {mib:7.0f} MiB")
     print(
         f"  {'largest process':<40} {max(memory.values()):7.0f} MiB   (all processes: {sum(memory.values()):.0f} MiB)"
     )

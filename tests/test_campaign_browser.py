@@ -2,14 +2,16 @@
 
 from __future__ import annotations
 
+from collections.abc import Iterator
+from contextlib import contextmanager
 from pathlib import Path
 
 import pytest
+from selenium.common.exceptions import WebDriverException
 from selenium.webdriver.common.action_chains import ActionChains
 from selenium.webdriver.common.by import By
 from selenium.webdriver.common.keys import Keys
 from selenium.webdriver.remote.webdriver import WebDriver
-from selenium.webdriver.support import expected_conditions as ec
 from selenium.webdriver.support.ui import WebDriverWait
 
 from annotate.guidelines import INTRODUCTION
@@ -53,10 +55,24 @@ def wait(browser: WebDriver, condition, timeout: float = 30):
     return WebDriverWait(browser, timeout).until(condition)
 
 
-def wait_for_page(browser: WebDriver) -> None:
-    """Wait until the page that replaced the last one is fully loaded (a slow machine is fine)."""
-    wait(browser, lambda b: b.execute_script("return document.readyState") == "complete")
-    wait(browser, ec.presence_of_element_located((By.CSS_SELECTOR, "main.page")))
+def _new_page_loaded(browser: WebDriver) -> bool:
+    try:
+        return browser.execute_script("return document.readyState === 'complete' && !window.__leftPage")
+    except WebDriverException:  # asked in the middle of the navigation
+        return False
+
+
+@contextmanager
+def navigation(browser: WebDriver) -> Iterator[None]:
+    """Wait, after the block, until a new document has replaced the current one and loaded.
+
+    Marks the current document instead of watching one of its elements go stale: during a
+    navigation Chromium may answer a question about an old element with an error that is not
+    "stale element" (seen on a busy machine).
+    """
+    browser.execute_script("window.__leftPage = true")
+    yield
+    wait(browser, _new_page_loaded)
 
 
 def current_pair_id(browser: WebDriver) -> int:
@@ -83,13 +99,11 @@ def press(browser: WebDriver, key: str) -> None:
 def answer_and_wait(browser: WebDriver, key: str | None = None, label: Label | None = None) -> None:
     """Answer with a key (1-5) or a click, and wait for the next page."""
     before = browser.current_url + str(current_pair_id(browser))
-    old_form = browser.find_element(By.ID, "answer-form")
-    if key is not None:
-        press(browser, key)
-    else:
-        browser.find_element(By.CSS_SELECTOR, f"button.answer[value={label.value}]").click()
-    wait(browser, ec.staleness_of(old_form))
-    wait_for_page(browser)
+    with navigation(browser):
+        if key is not None:
+            press(browser, key)
+        else:
+            browser.find_element(By.CSS_SELECTOR, f"button.answer[value={label.value}]").click()
     assert browser.current_url + str(_pair_or_none(browser)) != before
 
 
@@ -137,21 +151,20 @@ def test_a_volunteer_takes_the_campaign_in_chromium(browser: WebDriver, live_ser
     page = browser.find_element(By.TAG_NAME, "main").text
     assert "5 training pairs" in page and "6 pairs" in page and "11 in all" in page
     browser.save_screenshot(str(artifacts_dir / "campaign_welcome.png"))
-    form = browser.find_element(By.CSS_SELECTOR, "form.start-form")
-    browser.find_element(By.CSS_SELECTOR, "button[type=submit]").click()  # no consent, no level
-    wait(browser, ec.staleness_of(form))
-    wait_for_page(browser)
+    with navigation(browser):
+        browser.find_element(By.CSS_SELECTOR, "button[type=submit]").click()  # no consent, no level
     assert "Please tick the consent box" in browser.find_element(By.ID, "consent-error").text
     assert not Volunteer.objects.exists()
     browser.find_element(By.CSS_SELECTOR, "label[for=id_english_level_3]").click()  # Native
     browser.find_element(By.ID, "id_consent").click()
-    browser.find_element(By.CSS_SELECTOR, "button[type=submit]").click()
-    wait(browser, ec.url_contains("/v/"))
-    wait_for_page(browser)
+    with navigation(browser):
+        browser.find_element(By.CSS_SELECTOR, "button[type=submit]").click()
     volunteer = Volunteer.objects.get(campaign=campaign)
     assert volunteer.english_level == "native"
     assert browser.current_url == f"{live_server.url}/v/{volunteer.token}/"
 
+    assert "js" in browser.find_element(By.TAG_NAME, "html").get_attribute("class").split()
+    assert browser.find_element(By.CSS_SELECTOR, ".keyboard-hint").is_displayed()
     # The training trial: five pairs, each followed by its expected answer and explanation.
     answers = ["1", "3", "3", "4", "5"]  # keys; the second one is "wrong" on purpose
     for position, key in enumerate(answers, start=1):
@@ -172,10 +185,8 @@ def test_a_volunteer_takes_the_campaign_in_chromium(browser: WebDriver, live_ser
             assert "Well done" in feedback
         # Continue has the focus: Enter goes on.
         assert browser.switch_to.active_element.get_attribute("data-continue") is not None
-        feedback_page = browser.find_element(By.CSS_SELECTOR, ".feedback")
-        press(browser, Keys.ENTER)
-        wait(browser, ec.staleness_of(feedback_page))
-        wait_for_page(browser)
+        with navigation(browser):
+            press(browser, Keys.ENTER)
     stored = Judgement.objects.filter(volunteer=volunteer).order_by("answered_at")
     assert [j.pair_id for j in stored] == [pair.pk for pair in training]
     assert all(j.is_training for j in stored)
@@ -209,12 +220,12 @@ def test_a_volunteer_takes_the_campaign_in_chromium(browser: WebDriver, live_ser
         if number == 1:
             # Reload mid-campaign: the same pair, the same order, the same progress.
             before = (current_pair_id(browser), progress_text(browser), sentences(browser))
-            browser.refresh()
-            wait_for_page(browser)
+            with navigation(browser):
+                browser.refresh()
             assert (current_pair_id(browser), progress_text(browser), sentences(browser)) == before
             # The campaign link brings the volunteer back to the same pair too (cookie).
-            browser.get(f"{live_server.url}/c/{campaign.slug}/")
-            wait_for_page(browser)
+            with navigation(browser):
+                browser.get(f"{live_server.url}/c/{campaign.slug}/")
             assert (current_pair_id(browser), progress_text(browser), sentences(browser)) == before
             browser.save_screenshot(str(artifacts_dir / "campaign_pair.png"))
         assert progress_text(browser) == f"Pair {6 + number} of 11"
@@ -238,9 +249,8 @@ def test_the_buttons_disable_once_an_answer_is_sent(browser: WebDriver, live_ser
     browser.get(f"{live_server.url}/c/{campaign.slug}/")
     browser.find_element(By.CSS_SELECTOR, "label[for=id_english_level_1]").click()
     browser.find_element(By.ID, "id_consent").click()
-    browser.find_element(By.CSS_SELECTOR, "button[type=submit]").click()
-    wait(browser, ec.presence_of_element_located((By.ID, "answer-form")))
-    wait_for_page(browser)
+    with navigation(browser):
+        browser.find_element(By.CSS_SELECTOR, "button[type=submit]").click()
     # Hold the submission so that the disabled state can be observed, then click twice more.
     browser.execute_script(
         "const form = document.getElementById('answer-form');"
@@ -268,9 +278,10 @@ def test_without_javascript_on_a_phone_the_campaign_still_works(
     browser.get(f"{live_server.url}/c/{campaign.slug}/")
     browser.find_element(By.CSS_SELECTOR, "label[for=id_english_level_0]").click()
     browser.find_element(By.ID, "id_consent").click()
-    browser.find_element(By.CSS_SELECTOR, "button[type=submit]").click()
-    wait(browser, ec.presence_of_element_located((By.ID, "answer-form")))
-    wait_for_page(browser)
+    with navigation(browser):
+        browser.find_element(By.CSS_SELECTOR, "button[type=submit]").click()
+    assert "js" not in browser.find_element(By.TAG_NAME, "html").get_attribute("class").split()
+    assert not browser.find_element(By.CSS_SELECTOR, ".keyboard-hint").is_displayed()  # keys need JS
     # One column of full-width buttons, still in order, nothing wider than the screen.
     buttons = browser.find_elements(By.CSS_SELECTOR, "button.answer")
     assert len({button.location["x"] for button in buttons}) == 1
@@ -281,8 +292,7 @@ def test_without_javascript_on_a_phone_the_campaign_still_works(
     link = browser.find_element(By.CSS_SELECTOR, ".site-header [data-guidelines-open]")
     assert link.get_attribute("target") == "_blank"
     first = current_pair_id(browser)
-    buttons[2].click()  # a plain form POST
-    wait(browser, ec.staleness_of(buttons[2]))
-    wait_for_page(browser)
+    with navigation(browser):
+        buttons[2].click()  # a plain form POST
     assert current_pair_id(browser) != first
     assert Judgement.objects.get(pair_id=first).label == Label.MOSTLY_SIMILAR.value

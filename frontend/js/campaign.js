@@ -2,6 +2,7 @@
 // in a new tab and the answers are plain form posts.
 (function () {
   "use strict";
+  document.documentElement.classList.add("js"); // shows what only works with JavaScript (keys)
 
   var dialog = document.getElementById("guidelines-dialog");
   var canUseDialog = dialog && typeof dialog.showModal === "function";
