@@ -26,6 +26,7 @@ from __future__ import annotations
 
 import argparse
 import os
+import re
 import signal
 import statistics
 import subprocess
@@ -75,6 +76,21 @@ def peak_rss(pid: int, field: str = "VmHWM:") -> dict[str, float]:
         label = f"main process {pid}" if process.pid == pid else f"child process {process.pid}"
         result[label] = kib / 1024
     return result
+
+
+_TASK_DONE = re.compile(r"succeeded in ([0-9.]+)s: \{'metric': '([a-z0-9_]+)'")
+
+
+def task_seconds(log_path: Path, offset: int) -> dict[str, float]:
+    """Seconds the worker spent in scoring tasks per metric, from its log after ``offset``."""
+    spent: dict[str, float] = {}
+    with log_path.open(errors="replace") as log:
+        log.seek(offset)
+        for line in log:
+            match = _TASK_DONE.search(line)
+            if match:
+                spent[match.group(2)] = spent.get(match.group(2), 0.0) + float(match.group(1))
+    return spent
 
 
 def main() -> None:
@@ -204,19 +220,16 @@ def main() -> None:
 
         # --- throughput: many pairs queued at once ----------------------------------------------
         bulk_ids = [pair.pk for pair in bulk]
+        log_offset = log_path.stat().st_size
         bulk_started = time.time()
         dispatch.queue_missing(bulk_ids)
         wait_until(lambda: scored(bulk_ids) >= len(bulk_ids) * n_configs, "the bulk pairs' scores")
-        per_queue = (
-            Score.objects.filter(pair_id__in=bulk_ids)
-            .values("metric_config__queue")
-            .annotate(n=Count("id"), last=Max("computed_at"))
-        )
         per_config = (
             Score.objects.filter(pair_id__in=bulk_ids)
-            .values("metric_config__label", "metric_config__queue")
+            .values("metric_config__metric", "metric_config__label", "metric_config__queue")
             .annotate(n=Count("id"), last=Max("computed_at"))
         )
+        busy = task_seconds(log_path, log_offset)
         memory = peak_rss(worker.pid)
     finally:
         worker.send_signal(signal.SIGTERM)
@@ -236,25 +249,27 @@ def main() -> None:
     )
     print()
     print(
-        f"Throughput, {len(bulk_ids)} pairs queued at once ({len(bulk_ids) * n_configs} scores; "
-        "one worker process takes both queues in turn):"
+        f"Throughput, {len(bulk_ids)} pairs queued at once ({len(bulk_ids) * n_configs} scores, batches of "
+        f"{settings.PARAEVAL_SCORING_BATCH_SIZE}); the one worker process takes both queues in turn:"
     )
-    for row in sorted(per_queue, key=lambda row: row["metric_config__queue"]):
-        span = max((row["last"].timestamp() - bulk_started), 1e-6)
+    total_span = max(row["last"].timestamp() for row in per_config) - bulk_started
+    for queue in ("llm", "cpu"):
+        rows = [row for row in per_config if row["metric_config__queue"] == queue]
+        if not rows:
+            continue
+        scores = sum(row["n"] for row in rows)
+        seconds = sum(busy.get(row["metric_config__metric"], 0.0) for row in rows)
         print(
-            f"  queue {row['metric_config__queue']:<4} {row['n']:>5} scores in {span:6.1f} s = "
-            f"{row['n'] / span:7.1f} scores/s"
+            f"  queue {queue}: {scores:>4} scores in {seconds:6.1f} s of worker time = "
+            f"{scores / max(seconds, 1e-6):7.1f} scores/s"
         )
-    total_span = max(row["last"].timestamp() for row in per_queue) - bulk_started
+        for row in sorted(rows, key=lambda row: row["metric_config__label"]):
+            spent = busy.get(row["metric_config__metric"], 0.0)
+            print(f"    {row['metric_config__label']:<46} {row['n'] / max(spent, 1e-6):8.1f} pairs/s ({spent:5.1f} s)")
     print(
-        f"  all        {len(bulk_ids) * n_configs:>5} scores in {total_span:6.1f} s = "
-        f"{len(bulk_ids) / total_span:7.2f} pairs/s fully scored"
+        f"  wall clock: {len(bulk_ids) * n_configs} scores in {total_span:.1f} s = "
+        f"{len(bulk_ids) * n_configs / total_span:.1f} scores/s, {len(bulk_ids) / total_span:.2f} pairs/s fully scored"
     )
-    for row in sorted(per_config, key=lambda row: (row["metric_config__queue"], row["metric_config__label"])):
-        print(
-            f"    {row['metric_config__queue']:<4} {row['metric_config__label']:<48} done by "
-            f"{row['last'].timestamp() - bulk_started:6.1f} s"
-        )
     print()
     print("Worker resident memory: after warm-up (VmRSS) and peak over the run (VmHWM):")
     for label, mib in memory.items():
