@@ -16,7 +16,7 @@ from annotate.labels import Label
 INTRODUCTION = (
     "You are going to see two sentences. You are asked to estimate the extent to which the two "
     "sentences share a common meaning. To help you, the differences between the sentences are "
-    "highlighted in yellow of which several examples are shown bellow."
+    "highlighted in yellow of which several examples are shown below."
 )
 
 

@@ -14,3 +14,7 @@ os.environ.setdefault("PARAEVAL_DATA_DIR", str(_DATA / "test"))
 os.environ.setdefault("NLTK_DATA", str(_DATA / "nltk_data"))
 
 from paraeval.settings import *  # noqa: E402, F403
+
+# Pages render {% static %} without a collectstatic run; the manifest storage of production
+# is exercised by its own test (tests/test_api_schema.py runs collectstatic).
+STORAGES = {**STORAGES, "staticfiles": {"BACKEND": "django.contrib.staticfiles.storage.StaticFilesStorage"}}  # noqa: F405

@@ -80,3 +80,14 @@ def test_the_shared_prefix_stops_before_the_pair() -> None:
     assert decoded.endswith("<|user|>\nA: ")
     assert common_prefix([[1, 2, 3], [1, 2, 4], [1, 2]]) == [1, 2]
     assert common_prefix([]) == []
+
+
+def test_an_assistant_turn_written_differently_from_the_scored_answer_is_refused() -> None:
+    # This chat template writes past assistant turns as " Yes" (with a space), while the token
+    # read after the generation prompt would be "Yes": the model never sees its answers that way.
+    tokenizer = tiny_tokenizer([*WHOLE_WORDS, (" ", "Yes"), (" ", "No")])
+    tokenizer.chat_template = CHAT_TEMPLATE.replace(
+        "\n{{ m['content'] }}", "\n{% if m['role'] == 'assistant' %} {% endif %}{{ m['content'] }}"
+    )
+    with pytest.raises(MetricUnavailable, match=r"writes an assistant turn 'Yes' as \[' Yes'"):
+        find_answer_tokens(TokenizerOnly(tokenizer, "tiny-spaced"), get_template("direct"))

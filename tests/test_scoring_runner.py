@@ -2,16 +2,18 @@
 
 from __future__ import annotations
 
+import os
 import threading
+import time
 
 import pytest
 from django.db import connection
 
 from annotate.models import Pair
-from scoring import configs, runner
+from scoring import configs, runner, worker
 from scoring.metrics.base import ScoreOutcome
 from scoring.metrics.lexical import Levenshtein, WordEditRate
-from scoring.models import MetricConfig, Score
+from scoring.models import MetricConfig, Score, WorkerHeartbeat
 from tests.builders import make_campaign, make_metric_config, make_pair, make_score, make_training_pairs
 from tests.worker_metrics import NeverAvailableMetric, PickyMetric
 
@@ -197,3 +199,27 @@ def test_plugin_metrics_are_built_by_name(settings) -> None:
     settings.PARAEVAL_METRIC_PLUGINS = ["tests.no_such_module"]
     with pytest.raises(Exception, match=r"cannot import 'tests\.no_such_module'"):
         configs.build("test_picky")
+
+
+def test_warm_up_loads_only_the_metrics_of_the_worker_queues(settings) -> None:
+    settings.PARAEVAL_METRICS = ["lev", "test_slow", "test_unavailable"]
+    settings.PARAEVAL_METRIC_PLUGINS = ["tests.worker_metrics"]
+    assert worker.warm_up(["cpu"]) == ["lev"]
+    assert worker.warm_up(["llm"]) == ["test_slow"]  # test_unavailable fails its warm-up: logged
+    assert worker.warm_up(["cpu", "llm"]) == ["lev", "test_slow"]
+
+
+@pytest.mark.django_db(transaction=True)
+def test_the_heartbeat_records_the_worker_and_forgets_it_on_shutdown() -> None:
+    heartbeat = worker.Heartbeat("tester@node", ["cpu", "llm"], interval=0.1)
+    heartbeat.start()
+    deadline = time.monotonic() + 10
+    while not WorkerHeartbeat.objects.filter(hostname="tester@node").exists():
+        assert time.monotonic() < deadline, "no heartbeat recorded"
+        time.sleep(0.05)
+    first = WorkerHeartbeat.objects.get(hostname="tester@node")
+    assert (first.queues, first.pid) == ("cpu,llm", os.getpid())
+    time.sleep(0.3)
+    assert WorkerHeartbeat.objects.get(hostname="tester@node").last_seen > first.last_seen
+    heartbeat.stop()
+    assert not WorkerHeartbeat.objects.filter(hostname="tester@node").exists()

@@ -89,15 +89,19 @@ def find_answer_tokens(lm: HasTokenizer, template: PromptTemplate) -> AnswerToke
 
     Tokenising the text "prompt + answer" must give the prompt's tokens plus exactly one token
     (that is what the paper's text concatenation Tpl o yes means); otherwise the log-ratio of
-    two single tokens is not the metric, and the model is refused with the reason.
+    two single tokens is not the metric, and the model is refused with the reason. Where the
+    chat template renders an assistant turn holding the answer as the generation prompt
+    followed by more text, that turn must start with the same token: it is how the model sees
+    its own answers (FS-DIRECT's examples are such turns).
     """
-    contexts = [render(lm, template.question(*pair)) for pair in PROBE_PAIRS]
+    dialogues = [template.question(*pair) for pair in PROBE_PAIRS]
     if template.kind is TemplateKind.INDIRECT:
-        contexts += [render(lm, template.follow_up(*pair, "They mean the same thing.")) for pair in PROBE_PAIRS]
+        dialogues += [template.follow_up(*pair, "They mean the same thing.") for pair in PROBE_PAIRS]
     ids: dict[str, int] = {}
     for word in (template.yes, template.no):
         found: set[int] = set()
-        for context in contexts:
+        for messages in dialogues:
+            context = render(lm, messages)
             base = encode(lm, context)
             extended = encode(lm, context + word)
             added = extended[len(base) :]
@@ -107,6 +111,7 @@ def find_answer_tokens(lm: HasTokenizer, template: PromptTemplate) -> AnswerToke
                     f"{lm.label}: the answer {word!r} of template {template.name!r} is not one token after the "
                     f"chat template's generation prompt (got {pieces}); ParaPLUIE needs single-token answers"
                 )
+            _check_assistant_turn(lm, messages, context, base, word, added[0])
             found.add(added[0])
         if len(found) != 1:
             raise MetricUnavailable(f"{lm.label}: the answer {word!r} tokenises differently in different prompts")
@@ -114,6 +119,23 @@ def find_answer_tokens(lm: HasTokenizer, template: PromptTemplate) -> AnswerToke
     if ids[template.yes] == ids[template.no]:
         raise MetricUnavailable(f"{lm.label}: {template.yes!r} and {template.no!r} are the same token")
     return AnswerTokens(template.yes, template.no, ids[template.yes], ids[template.no])
+
+
+def _check_assistant_turn(
+    lm: HasTokenizer, messages: Messages, context: str, base: list[int], word: str, token: int
+) -> None:
+    answered = lm.tokenizer.apply_chat_template(
+        [*messages, {"role": "assistant", "content": word}], tokenize=False, add_generation_prompt=False
+    )
+    if not isinstance(answered, str) or not answered.startswith(context):
+        return  # this chat template writes past turns differently from the generation prompt
+    turn = encode(lm, answered)
+    if turn[: len(base)] == base and len(turn) > len(base) and turn[len(base)] != token:
+        written = lm.tokenizer.convert_ids_to_tokens(turn[len(base) : len(base) + 3])
+        raise MetricUnavailable(
+            f"{lm.label}: its chat template writes an assistant turn {word!r} as {written}, not as the token "
+            f"{lm.tokenizer.convert_ids_to_tokens([token])} read after the generation prompt"
+        )
 
 
 def common_prefix(sequences: Sequence[Sequence[int]]) -> list[int]:
