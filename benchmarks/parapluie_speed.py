@@ -243,9 +243,10 @@ def main() -> None:
                 f"({reference_seconds / fast_seconds:.1f}x)"
             )
     scorer = TemplateScorer(lm, get_template("direct"))
-    mass = answer_spelling_mass(lm, [scorer.question_text(*pair) for pair in pairs[:20]])
+    sample = pairs[:20]
+    mass = answer_spelling_mass(lm, [scorer.question_text(*pair) for pair in sample])
     spelled = ", ".join(f"{name} {value:.3f}" for name, value in mass.items())
-    print(f"answer spellings after the generation prompt (mean p(yes) + p(no), DIRECT, 20 pairs): {spelled}")
+    print(f"answer spellings after the generation prompt (mean p(yes) + p(no), DIRECT, {len(sample)} pairs): {spelled}")
     print(f"load average at the end: {os.getloadavg()[0]:.2f}")
 
 

@@ -9,9 +9,11 @@ The model loads once per process (scoring.metrics.lm caches it).
 from __future__ import annotations
 
 import json
+from io import StringIO
 from pathlib import Path
 
 import pytest
+from django.core.management import call_command
 
 from scoring.metrics.base import MetricUnavailable, Pair
 from scoring.metrics.lm import build_random_lm, load_lm
@@ -237,3 +239,20 @@ def test_another_architecture_from_a_config_gives_the_same_equivalence(
     texts = [scorer.question_text(*pair) for pair in pairs]
     reference = [result.value for result in reference_scores(lm, texts, scorer.answers)]
     assert max_difference(fast, reference) < TOLERANCE
+
+
+def test_list_templates_shows_the_prompt_through_the_chat_template() -> None:
+    out = StringIO()
+    call_command("list_templates", "--show", "fs_direct", stdout=out)
+    text = out.getvalue()
+    assert "--- prompt rendered by SmolLM2-135M-Instruct's chat template:" in text
+    assert (
+        '<|im_start|>user\nA: "The cat is alive."; B: "The cat was alive."<|im_end|>\n<|im_start|>assistant\n' in text
+    )
+    assert "<|im_start|>assistant\nNo<|im_end|>" in text  # the few-shot answers are assistant turns
+    assert "shared prefix cached once: 526 tokens" in text
+    assert "answer tokens: 'Yes' = id 10539, 'No' = id 5230" in text
+    out = StringIO()
+    call_command("list_templates", "--show", "indirect", stdout=out)
+    assert "E is generated:" in out.getvalue()
+    assert "<|im_start|>assistant\n<E: the explanation the model generates><|im_end|>" in out.getvalue()
