@@ -23,15 +23,6 @@ from tests.builders import make_campaign, make_judgement, make_metric_config, ma
 pytestmark = pytest.mark.django_db
 
 
-@pytest.fixture(autouse=True)
-def _plain_static_files(settings):
-    # The docs pages link static files; tests run without collectstatic (no manifest).
-    settings.STORAGES = {
-        **settings.STORAGES,
-        "staticfiles": {"BACKEND": "django.contrib.staticfiles.storage.StaticFilesStorage"},
-    }
-
-
 # Documents and docs pages, which are not operations of the schema but are staff-only too.
 EXTRA_URLS = [("get", "/api/schema/"), ("get", "/api/docs/"), ("get", "/api/redoc/")]
 

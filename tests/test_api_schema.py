@@ -18,14 +18,6 @@ METHODS = ("get", "post", "put", "patch", "delete")
 DOCUMENT_ROUTES = {"/api/schema/", "/api/docs/", "/api/redoc/"}
 
 
-@pytest.fixture(autouse=True)
-def _plain_static_files(settings):
-    settings.STORAGES = {
-        **settings.STORAGES,
-        "staticfiles": {"BACKEND": "django.contrib.staticfiles.storage.StaticFilesStorage"},
-    }
-
-
 def _template(pattern: object) -> str:
     """A URL pattern as an OpenAPI path template: ``<slug:slug>`` or ``(?P<slug>...)`` -> ``{slug}``."""
     text = str(pattern).removeprefix("^").removesuffix("$")

@@ -11,14 +11,6 @@ from tests.builders import make_campaign, make_judgement, make_pair, make_traini
 pytestmark = pytest.mark.django_db
 
 
-@pytest.fixture(autouse=True)
-def _static_files_without_manifest(settings) -> None:
-    settings.STORAGES = {
-        **settings.STORAGES,
-        "staticfiles": {"BACKEND": "django.contrib.staticfiles.storage.StaticFilesStorage"},
-    }
-
-
 def test_the_campaign_list_shows_the_volunteer_link_and_counts(admin_client: Client, settings) -> None:
     settings.SITE_URL = "https://paraeval.example.org"
     campaign = make_campaign(slug="spring", name="Spring study")

@@ -42,15 +42,6 @@ POOL = [
 ]
 
 
-@pytest.fixture(autouse=True)
-def _static_files_without_manifest(settings) -> None:
-    # The live server renders pages without collectstatic: no manifest to look up.
-    settings.STORAGES = {
-        **settings.STORAGES,
-        "staticfiles": {"BACKEND": "django.contrib.staticfiles.storage.StaticFilesStorage"},
-    }
-
-
 def wait(browser: WebDriver, condition, timeout: float = 30):
     return WebDriverWait(browser, timeout).until(condition)
 

@@ -17,16 +17,6 @@ from tests.builders import make_campaign, make_pair, make_training_pairs
 pytestmark = pytest.mark.django_db
 
 
-@pytest.fixture(autouse=True)
-def _static_files_without_manifest(settings) -> None:
-    # Production serves collected, hashed files (scripts/run.sh runs collectstatic); tests
-    # render pages without collecting, so {% static %} must not look for a manifest.
-    settings.STORAGES = {
-        **settings.STORAGES,
-        "staticfiles": {"BACKEND": "django.contrib.staticfiles.storage.StaticFilesStorage"},
-    }
-
-
 def campaign_with(pool: int = 6, training: int = 3, **fields: object) -> Campaign:
     campaign = make_campaign(**{"quota": 4, **fields})
     make_training_pairs(campaign, training)

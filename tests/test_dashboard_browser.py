@@ -25,12 +25,7 @@ PASSWORD = "dashboard-test-password"
 
 
 @pytest.fixture(autouse=True)
-def _static_files_without_manifest(settings) -> None:
-    # The live server renders pages without collectstatic: no manifest to look up.
-    settings.STORAGES = {
-        **settings.STORAGES,
-        "staticfiles": {"BACKEND": "django.contrib.staticfiles.storage.StaticFilesStorage"},
-    }
+def _fresh_report_cache() -> None:
     cache.clear()
 
 

@@ -31,16 +31,6 @@ def _empty_cache():
     cache.clear()
 
 
-@pytest.fixture(autouse=True)
-def _plain_static_files(settings):
-    # Production serves collected, hashed files (scripts/run.sh runs collectstatic); tests do
-    # not, except test_collectstatic_keeps_the_vendored_maps below.
-    settings.STORAGES = {
-        **settings.STORAGES,
-        "staticfiles": {"BACKEND": "django.contrib.staticfiles.storage.StaticFilesStorage"},
-    }
-
-
 @pytest.fixture
 def staff_client(client):
     user = get_user_model().objects.create_user("staff", password="pw-for-tests", is_staff=True)

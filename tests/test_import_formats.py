@@ -6,7 +6,6 @@ import csv
 import io
 import json
 from collections import Counter
-from pathlib import Path
 
 import pytest
 
@@ -15,15 +14,14 @@ from annotate.importers.formats import detect_format, parse_file
 from annotate.labels import Label
 from annotate.models import Pair
 from tests.builders import make_campaign, make_pair
+from tests.corpora import MISSING_REASON, SHARED_DATA
 
-DATA = Path("/work/shared/data")
-if not DATA.exists():  # a checkout elsewhere keeps the corpora beside the project
-    DATA = Path(__file__).resolve().parent.parent.parent / "shared" / "data"
+DATA = SHARED_DATA
 MRPC_TEST = DATA / "mrpc" / "msr_paraphrase_test.txt"
 STSB_TEST = DATA / "stsb" / "sts-test.csv"
 TRUE_PARAPHRASES = DATA / "paraphrasus" / "amr_true_paraphrases.tsv"
 
-needs_corpora = pytest.mark.skipif(not MRPC_TEST.exists(), reason=f"the shared corpora are not at {DATA}")
+needs_corpora = pytest.mark.skipif(not MRPC_TEST.exists(), reason=MISSING_REASON)
 
 MRPC_HEADER = "Quality\t#1 ID\t#2 ID\t#1 String\t#2 String"
 

@@ -10,7 +10,6 @@ benchmarks/reproduce_table1_mrpc.py prints the full table.
 from __future__ import annotations
 
 import statistics
-from pathlib import Path
 
 import pytest
 
@@ -18,15 +17,15 @@ from scoring.metrics.base import Metric
 from scoring.metrics.bleu import TorchtextBleu
 from scoring.metrics.lexical import Levenshtein, WordEditRate
 from scoring.metrics.meteor import Meteor
+from tests.corpora import MISSING_REASON, MRPC
 
-MRPC = Path(__file__).resolve().parent.parent.parent / "shared" / "data" / "mrpc"
 FILES = ("msr_paraphrase_train.txt", "msr_paraphrase_test.txt")
 
 
 @pytest.fixture(scope="module")
 def mrpc() -> tuple[list[tuple[str, str]], list[int]]:
     if not all((MRPC / name).is_file() for name in FILES):
-        pytest.skip(f"MRPC is not in {MRPC} (the shared data folder beside the checkout)")
+        pytest.skip(MISSING_REASON)
     pairs, labels = [], []
     for name in FILES:
         with (MRPC / name).open(encoding="utf-8-sig") as handle:

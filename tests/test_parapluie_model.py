@@ -28,10 +28,12 @@ from scoring.metrics.parapluie_engine import (
     reference_scores,
 )
 from scoring.metrics.templates import get_template
+from tests.corpora import MISSING_REASON
+from tests.corpora import MRPC as MRPC_DIR
 
 pytestmark = pytest.mark.model
 
-MRPC = Path(__file__).resolve().parent.parent.parent / "shared" / "data" / "mrpc" / "msr_paraphrase_test.txt"
+MRPC = MRPC_DIR / "msr_paraphrase_test.txt"
 TOLERANCE = 1e-4  # the issue's bound, float32
 # Batching and padding change only the order of float32 sums.
 SAME = 5e-5
@@ -41,7 +43,7 @@ SAME = 5e-5
 def mrpc_pairs() -> list[Pair]:
     """20 real MRPC test pairs, spread over the file (short and long sentences)."""
     if not MRPC.is_file():
-        pytest.skip(f"MRPC is not in {MRPC.parent} (the shared data folder beside the checkout)")
+        pytest.skip(MISSING_REASON)
     with MRPC.open(encoding="utf-8-sig") as handle:
         next(handle)
         rows = [line.rstrip("\n").split("\t") for line in handle]

@@ -28,15 +28,6 @@ def queue_dir(tmp_path: Path) -> Iterator[Path]:
         yield folder
 
 
-@pytest.fixture(autouse=True)
-def plain_static_files(settings) -> None:
-    # Production serves collected, hashed files (scripts/run.sh runs collectstatic); tests do not.
-    settings.STORAGES = {
-        **settings.STORAGES,
-        "staticfiles": {"BACKEND": "django.contrib.staticfiles.storage.StaticFilesStorage"},
-    }
-
-
 @pytest.fixture
 def enabled(settings):
     settings.PARAEVAL_METRICS = ["lev", "wer", "test_picky", "not_a_metric"]
