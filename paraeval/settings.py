@@ -289,7 +289,8 @@ PARAEVAL_METRICS = env_list(
 PARAPLUIE_MODEL = env_str("PARAPLUIE_MODEL", "embedded")
 PARAPLUIE_DEVICE = env_str("PARAPLUIE_DEVICE", "cpu")
 PARAPLUIE_DTYPE = env_choice("PARAPLUIE_DTYPE", "float32", {"float32", "float16", "bfloat16"})
-PARAPLUIE_BATCH_SIZE = env_int("PARAPLUIE_BATCH_SIZE", 16, minimum=1)
+# Pairs per forward pass. On a CPU 8 is as fast as 16 and keeps the embedded worker under 2 GB.
+PARAPLUIE_BATCH_SIZE = env_int("PARAPLUIE_BATCH_SIZE", 8 if PARAPLUIE_DEVICE == "cpu" else 16, minimum=1)
 PARAPLUIE_INDIRECT_MAX_NEW_TOKENS = env_int("PARAPLUIE_INDIRECT_MAX_NEW_TOKENS", 48, minimum=1)
 # Extra folders of ParaPLUIE prompt templates (JSON files) beside the shipped ones.
 PARAPLUIE_TEMPLATE_DIRS = env_list("PARAPLUIE_TEMPLATE_DIRS", [])

@@ -83,3 +83,9 @@ class Channel(filesystem.Channel):
 
 class Transport(filesystem.Transport):
     Channel = Channel
+
+    @property
+    def default_connection_params(self) -> dict[str, Any]:
+        # A folder has no host: without this kombu warns "No hostname was supplied" on every
+        # connection (the stock filesystem transport inherits the network default).
+        return {"hostname": "paraevalfs"}

@@ -30,18 +30,19 @@ manage load_demo
 manage ensure_staff
 
 worker_pid=""
+server_pid=""
 cleanup() {
-  if [[ -n "$worker_pid" ]] && kill -0 "$worker_pid" 2>/dev/null; then
-    kill -TERM "$worker_pid" 2>/dev/null || true
-    wait "$worker_pid" 2>/dev/null || true
-  fi
+  trap - EXIT INT TERM
+  for pid in $server_pid $worker_pid; do
+    kill -TERM "$pid" 2>/dev/null || true
+  done
+  # The worker finishes its current batch (warm shutdown) before it exits.
+  wait $server_pid $worker_pid 2>/dev/null || true
 }
 trap cleanup EXIT INT TERM
 
 # One worker on both queues with the periodic sweep (beat) embedded; scale out with
 # `celery -A paraeval worker -Q llm` on GPU nodes and `-Q cpu` elsewhere (README).
-# ParaPLUIE in batches of 8 on CPU: as fast as 16 there, and the worker stays under 2 GB.
-PARAPLUIE_BATCH_SIZE=${PARAPLUIE_BATCH_SIZE:-8} \
 "$VENV/bin/celery" -A paraeval worker -Q llm,cpu --concurrency 1 --beat \
   --schedule "$PARAEVAL_DATA_DIR/celerybeat-schedule" --loglevel INFO \
   >>"$PARAEVAL_DATA_DIR/logs/worker.log" 2>&1 &
@@ -61,4 +62,6 @@ MSG
 "$VENV/bin/gunicorn" paraeval.wsgi --bind "$BIND:$PORT" --workers 2 --threads 4 \
   --access-logfile "$PARAEVAL_DATA_DIR/logs/access.log" --error-logfile - &
 server_pid=$!
-wait "$server_pid"
+# Stop everything as soon as either process ends (Ctrl+C, a crash, a failed start).
+wait -n $server_pid $worker_pid || true
+echo "[run] stopping the server and the worker"
