@@ -86,6 +86,6 @@ class Transport(filesystem.Transport):
 
     @property
     def default_connection_params(self) -> dict[str, Any]:
-        # A folder has no host: without this kombu warns "No hostname was supplied" on every
-        # connection (the stock filesystem transport inherits the network default).
-        return {"hostname": "paraevalfs"}
+        # A folder has no host or port: the stock filesystem transport inherits the network
+        # defaults, and kombu then warns "No hostname was supplied" on every connection.
+        return {}

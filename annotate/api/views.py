@@ -8,7 +8,6 @@ from typing import Any
 from django.db.models import QuerySet
 from django.http import HttpResponseBase
 from django.shortcuts import get_object_or_404
-from django_filters.rest_framework import DjangoFilterBackend
 from drf_spectacular.types import OpenApiTypes
 from drf_spectacular.utils import OpenApiParameter, OpenApiResponse, extend_schema, extend_schema_view
 from rest_framework import mixins, status, viewsets
@@ -22,7 +21,6 @@ from rest_framework.response import Response
 from rest_framework.views import APIView
 
 from annotate.api.filters import JudgementFilter, PairFilter
-from annotate.api.pagination import ApiPagination
 from annotate.api.queries import campaigns_with_counts, judgements_for_api, pairs_for_api
 from annotate.api.serializers import (
     CampaignSerializer,
@@ -52,7 +50,6 @@ class CampaignViewSet(
 
     serializer_class = CampaignSerializer
     permission_classes = [IsAdminUser]
-    pagination_class = ApiPagination
     lookup_field = "slug"
 
     def get_queryset(self) -> QuerySet[Campaign]:
@@ -95,8 +92,6 @@ class PairViewSet(mixins.ListModelMixin, mixins.RetrieveModelMixin, viewsets.Gen
 
     serializer_class = PairSerializer
     permission_classes = [IsAdminUser]
-    pagination_class = ApiPagination
-    filter_backends = [DjangoFilterBackend]
     filterset_class = PairFilter
     parser_classes = [JSONParser]
 
@@ -134,8 +129,6 @@ class JudgementViewSet(viewsets.ReadOnlyModelViewSet):
 
     serializer_class = JudgementSerializer
     permission_classes = [IsAdminUser]
-    pagination_class = ApiPagination
-    filter_backends = [DjangoFilterBackend]
     filterset_class = JudgementFilter
 
     def get_queryset(self) -> QuerySet[Judgement]:

@@ -18,7 +18,7 @@ from django.core.cache import cache
 from django.utils import timezone
 
 from scoring.analysis import dataset
-from scoring.analysis.bootstrap import DEFAULT_RESAMPLES, DEFAULT_SEED
+from scoring.analysis.bootstrap import DEFAULT_SEED
 from scoring.analysis.dataset import FilterError, Filters
 from scoring.analysis.report import ANALYSIS_VERSION, ReportOptions, build_report
 from scoring.analysis.tables import all_tables
@@ -31,7 +31,7 @@ CACHE_SECONDS = 6 * 3600
 
 def default_resamples() -> int:
     """Bootstrap resamples of a report (setting ``PARAEVAL_BOOTSTRAP_RESAMPLES``)."""
-    return int(getattr(settings, "PARAEVAL_BOOTSTRAP_RESAMPLES", DEFAULT_RESAMPLES))
+    return settings.PARAEVAL_BOOTSTRAP_RESAMPLES
 
 
 def _options(filters: Filters, resamples: int | None, seed: int | None) -> ReportOptions:

@@ -6,7 +6,6 @@ from typing import Any
 
 from django.db.models import F, QuerySet
 from django.shortcuts import get_object_or_404
-from django_filters.rest_framework import DjangoFilterBackend
 from drf_spectacular.types import OpenApiTypes
 from drf_spectacular.utils import OpenApiResponse, extend_schema, extend_schema_view
 from rest_framework import viewsets
@@ -16,7 +15,6 @@ from rest_framework.request import Request
 from rest_framework.response import Response
 from rest_framework.views import APIView
 
-from annotate.api.pagination import ApiPagination
 from annotate.models import Campaign
 from scoring.analysis.service import FilterError, campaign_report
 from scoring.api.filters import MetricConfigFilter, ScoreFilter
@@ -33,8 +31,6 @@ class MetricConfigViewSet(viewsets.ReadOnlyModelViewSet):
 
     serializer_class = MetricConfigSerializer
     permission_classes = [IsAdminUser]
-    pagination_class = ApiPagination
-    filter_backends = [DjangoFilterBackend]
     filterset_class = MetricConfigFilter
     queryset = MetricConfig.objects.order_by("metric", "id")
 
@@ -48,8 +44,6 @@ class ScoreViewSet(viewsets.ReadOnlyModelViewSet):
 
     serializer_class = ScoreSerializer
     permission_classes = [IsAdminUser]
-    pagination_class = ApiPagination
-    filter_backends = [DjangoFilterBackend]
     filterset_class = ScoreFilter
 
     def get_queryset(self) -> QuerySet[Score]:
