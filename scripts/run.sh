@@ -59,7 +59,9 @@ cat <<MSG
   Press Ctrl+C to stop.
 
 MSG
-"$VENV/bin/gunicorn" paraeval.wsgi --bind "$BIND:$PORT" --workers 2 --threads 4 \
+# Volunteer requests take milliseconds: a short graceful timeout keeps Ctrl+C prompt even if a
+# worker thread is stuck on a half-open connection.
+"$VENV/bin/gunicorn" paraeval.wsgi --bind "$BIND:$PORT" --workers 2 --threads 4 --graceful-timeout 10 \
   --access-logfile "$PARAEVAL_DATA_DIR/logs/access.log" --error-logfile - &
 server_pid=$!
 # Stop everything as soon as either process ends (Ctrl+C, a crash, a failed start).
