@@ -2,12 +2,9 @@
 
 from __future__ import annotations
 
-from collections.abc import Iterator
-from contextlib import contextmanager
 from pathlib import Path
 
 import pytest
-from selenium.common.exceptions import WebDriverException
 from selenium.webdriver.common.action_chains import ActionChains
 from selenium.webdriver.common.by import By
 from selenium.webdriver.common.keys import Keys
@@ -17,6 +14,7 @@ from selenium.webdriver.support.ui import WebDriverWait
 from annotate.guidelines import INTRODUCTION
 from annotate.labels import LABEL_ORDER, Label
 from annotate.models import Judgement, Pair, Volunteer
+from tests.browser_support import navigation
 from tests.builders import make_campaign, make_pair
 
 pytestmark = [pytest.mark.browser, pytest.mark.django_db(transaction=True)]
@@ -44,26 +42,6 @@ POOL = [
 
 def wait(browser: WebDriver, condition, timeout: float = 30):
     return WebDriverWait(browser, timeout).until(condition)
-
-
-def _new_page_loaded(browser: WebDriver) -> bool:
-    try:
-        return browser.execute_script("return document.readyState === 'complete' && !window.__leftPage")
-    except WebDriverException:  # asked in the middle of the navigation
-        return False
-
-
-@contextmanager
-def navigation(browser: WebDriver) -> Iterator[None]:
-    """Wait, after the block, until a new document has replaced the current one and loaded.
-
-    Marks the current document instead of watching one of its elements go stale: during a
-    navigation Chromium may answer a question about an old element with an error that is not
-    "stale element" (seen on a busy machine).
-    """
-    browser.execute_script("window.__leftPage = true")
-    yield
-    wait(browser, _new_page_loaded)
 
 
 def current_pair_id(browser: WebDriver) -> int:

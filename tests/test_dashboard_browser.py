@@ -17,6 +17,7 @@ from selenium.webdriver.support import expected_conditions as ec
 from selenium.webdriver.support.ui import WebDriverWait
 
 from annotate.models import Judgement
+from tests.browser_support import navigation
 from tests.builders import make_scored_campaign
 
 pytestmark = [pytest.mark.browser, pytest.mark.django_db(transaction=True)]
@@ -95,16 +96,14 @@ def volunteer_answers_one_pair(volunteer: WebDriver, live_server, slug: str) -> 
     volunteer.find_element(By.CSS_SELECTOR, "button[type=submit]").click()
     wait(volunteer, ec.presence_of_element_located((By.ID, "answer-form")))
     for _ in range(5):
-        form = volunteer.find_element(By.ID, "answer-form")
-        ActionChains(volunteer).send_keys("4").perform()
-        wait(volunteer, ec.staleness_of(form))
+        with navigation(volunteer):
+            ActionChains(volunteer).send_keys("4").perform()
         wait(volunteer, ec.url_contains("/training/"))
         ActionChains(volunteer).send_keys(Keys.ENTER).perform()
         wait(volunteer, ec.presence_of_element_located((By.ID, "answer-form")))
     assert not volunteer.find_elements(By.CSS_SELECTOR, ".badge--training")
-    form = volunteer.find_element(By.ID, "answer-form")
-    volunteer.find_element(By.CSS_SELECTOR, "button.answer[value=same_meaning]").click()
-    wait(volunteer, ec.staleness_of(form))
+    with navigation(volunteer):
+        volunteer.find_element(By.CSS_SELECTOR, "button.answer[value=same_meaning]").click()
 
 
 def test_staff_watch_the_dashboard_update_live(browser_factory, live_server, artifacts_dir: Path) -> None:
