@@ -89,3 +89,12 @@ def require_postgres(db: None) -> None:
     """Skip, with the reason, a test that needs PostgreSQL's concurrency when on SQLite."""
     if connection.vendor != "postgresql":
         pytest.skip("needs PostgreSQL: run with DATABASE_URL=postgres://postgres@127.0.0.1:5432/test")
+
+
+@pytest.fixture
+def queue_dir(tmp_path: Path) -> Iterator[Path]:
+    """This process sends to a filesystem broker of its own; the folder of its messages."""
+    from tests.workers_support import filesystem_broker  # the Celery app, only for tests that ask
+
+    with filesystem_broker(tmp_path) as folder:
+        yield folder

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import time
-from collections.abc import Iterator
 from pathlib import Path
 from unittest import mock
 
@@ -14,16 +13,9 @@ from annotate.signals import announce_judgement_recorded, announce_pairs_created
 from scoring import broker, configs, dispatch, runner, tasks
 from scoring.models import MetricConfig, Score
 from tests.builders import make_campaign, make_judgement, make_pair, make_score, make_training_pairs
-from tests.workers_support import closed_port, filesystem_broker, messages_in, redis_transport_options, use_broker
+from tests.workers_support import closed_port, messages_in, redis_transport_options, use_broker
 
 pytestmark = pytest.mark.django_db
-
-
-@pytest.fixture
-def queue_dir(tmp_path: Path) -> Iterator[Path]:
-    """This process sends to a filesystem broker of its own; the folder of its messages."""
-    with filesystem_broker(tmp_path) as folder:
-        yield folder
 
 
 @pytest.fixture

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import io
-from collections.abc import Iterator
 from datetime import timedelta
 from pathlib import Path
 
@@ -16,16 +15,9 @@ from django.utils import timezone
 from scoring import configs
 from scoring.models import MetricConfig, Score, WorkerHeartbeat
 from tests.builders import make_campaign, make_pair, make_score, make_training_pairs
-from tests.workers_support import closed_port, filesystem_broker, messages_in, redis_transport_options, use_broker
+from tests.workers_support import closed_port, messages_in, redis_transport_options, use_broker
 
 pytestmark = pytest.mark.django_db
-
-
-@pytest.fixture
-def queue_dir(tmp_path: Path) -> Iterator[Path]:
-    """This process sends to a filesystem broker of its own; the folder of its messages."""
-    with filesystem_broker(tmp_path) as folder:
-        yield folder
 
 
 @pytest.fixture

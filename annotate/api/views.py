@@ -14,7 +14,6 @@ from rest_framework import mixins, status, viewsets
 from rest_framework.decorators import action
 from rest_framework.negotiation import BaseContentNegotiation
 from rest_framework.parsers import JSONParser
-from rest_framework.permissions import IsAdminUser
 from rest_framework.renderers import BaseRenderer, JSONRenderer
 from rest_framework.request import Request
 from rest_framework.response import Response
@@ -49,7 +48,6 @@ class CampaignViewSet(
     """Campaigns, by slug, with their numbers of pairs, volunteers and judgements."""
 
     serializer_class = CampaignSerializer
-    permission_classes = [IsAdminUser]
     lookup_field = "slug"
 
     def get_queryset(self) -> QuerySet[Campaign]:
@@ -91,7 +89,6 @@ class PairViewSet(mixins.ListModelMixin, mixins.RetrieveModelMixin, viewsets.Gen
     """Pairs of every campaign; ``POST`` imports many at once through the importer."""
 
     serializer_class = PairSerializer
-    permission_classes = [IsAdminUser]
     filterset_class = PairFilter
     parser_classes = [JSONParser]
 
@@ -128,7 +125,6 @@ class JudgementViewSet(viewsets.ReadOnlyModelViewSet):
     """Volunteers' answers; volunteers appear as pseudonyms. Judgements are never written here."""
 
     serializer_class = JudgementSerializer
-    permission_classes = [IsAdminUser]
     filterset_class = JudgementFilter
 
     def get_queryset(self) -> QuerySet[Judgement]:
@@ -150,7 +146,6 @@ class JSONOnlyNegotiation(BaseContentNegotiation):
 class CampaignExportView(APIView):
     """A campaign's labelled corpus, streamed (same rows as ``manage.py export_corpus``)."""
 
-    permission_classes = [IsAdminUser]
     renderer_classes = [JSONRenderer]
     content_negotiation_class = JSONOnlyNegotiation
 
