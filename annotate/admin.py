@@ -49,10 +49,45 @@ class CampaignAdmin(admin.ModelAdmin):
     list_filter = ["is_open"]
     search_fields = ["name", "slug", "description"]
     prepopulated_fields = {"slug": ["name"]}
-    readonly_fields = ["link", "pair_total", "training_total", "volunteer_total", "judgement_total", "created_at"]
+    readonly_fields = [
+        "link",
+        "volunteers_page",
+        "pair_total",
+        "training_total",
+        "volunteer_total",
+        "judgement_total",
+        "created_at",
+    ]
     fieldsets = [
-        (None, {"fields": ["name", "slug", "description", "is_open", "link"]}),
+        (None, {"fields": ["name", "slug", "description", "is_open", "language", "link"]}),
         ("Rules", {"fields": ["quota", "judges_per_pair", "reservation_minutes"]}),
+        (
+            "Attention checks and the exclusion rule",
+            {
+                "fields": [
+                    "check_positions",
+                    "check_every",
+                    "exclude_failed_checks",
+                    "exclude_median_seconds",
+                    "exclude_same_answer_share",
+                    "volunteers_page",
+                ]
+            },
+        ),
+        (
+            "Crowd platform",
+            {
+                "fields": [
+                    "platform",
+                    "participant_param",
+                    "study_param",
+                    "session_param",
+                    "completion_code",
+                    "screened_out_code",
+                    "completion_url",
+                ]
+            },
+        ),
         ("Counts", {"fields": ["pair_total", "training_total", "volunteer_total", "judgement_total", "created_at"]}),
     ]
     actions = ["open_campaigns", "close_campaigns", "recount"]
@@ -62,10 +97,10 @@ class CampaignAdmin(admin.ModelAdmin):
             super()
             .get_queryset(request)
             .annotate(
-                _pairs=_count(Pair, "campaign", is_training=False),
+                _pairs=_count(Pair, "campaign", is_training=False, is_check=False),
                 _training=_count(Pair, "campaign", is_training=True),
                 _volunteers=_count(Volunteer, "campaign"),
-                _judgements=_count(Judgement, "pair__campaign", is_training=False),
+                _judgements=_count(Judgement, "pair__campaign", is_training=False, is_check=False),
             )
         )
 
@@ -75,6 +110,13 @@ class CampaignAdmin(admin.ModelAdmin):
             return "—"
         url = volunteer_link(campaign)
         return format_html('<a href="{}" target="_blank" rel="noopener">{}</a>', url, url)
+
+    @admin.display(description="Volunteers and their evidence")
+    def volunteers_page(self, campaign: Campaign) -> str:
+        if not campaign.pk:
+            return "—"
+        url = reverse("annotate:staff-volunteers", args=[campaign.slug])
+        return format_html('<a href="{}">Flagged volunteers, evidence and overrides</a>', url)
 
     @admin.display(description="Pairs", ordering="_pairs")
     def pair_total(self, campaign: Campaign) -> int:
@@ -115,11 +157,12 @@ class PairAdmin(admin.ModelAdmin):
         "campaign",
         "origin",
         "is_training",
+        "is_check",
         "training_position",
         "short_source",
         "judgement_count",
     ]
-    list_filter = ["campaign", "origin", "is_training", "gold_label"]
+    list_filter = ["campaign", "origin", "is_training", "is_check", "gold_label"]
     search_fields = ["external_id", "source", "hypothesis"]
     list_select_related = ["campaign"]
     readonly_fields = ["judgement_count", "created_at"]
@@ -132,17 +175,45 @@ class PairAdmin(admin.ModelAdmin):
 
 @admin.register(Volunteer)
 class VolunteerAdmin(admin.ModelAdmin):
-    list_display = ["__str__", "campaign", "english_level", "answers", "created_at", "finished_at"]
-    list_filter = ["campaign", "english_level", ("finished_at", admin.EmptyFieldListFilter)]
-    search_fields = ["token"]
+    list_display = [
+        "__str__",
+        "campaign",
+        "participant_id",
+        "english_level",
+        "answers",
+        "exclusion_override",
+        "created_at",
+        "finished_at",
+    ]
+    list_filter = [
+        "campaign",
+        "english_level",
+        "exclusion_override",
+        ("finished_at", admin.EmptyFieldListFilter),
+        ("returned_at", admin.EmptyFieldListFilter),
+    ]
+    search_fields = ["token", "participant_id"]
     list_select_related = ["campaign"]
-    readonly_fields = ["token", "campaign", "english_level", "consented_at", "created_at", "finished_at"]
+    readonly_fields = [
+        "token",
+        "campaign",
+        "english_level",
+        "consented_at",
+        "created_at",
+        "finished_at",
+        "participant_id",
+        "study_id",
+        "session_id",
+        "returned_at",
+        "guidelines_seen_at",
+        "training_done_seen_at",
+    ]
 
     def get_queryset(self, request: HttpRequest) -> QuerySet[Volunteer]:
         return (
             super()
             .get_queryset(request)
-            .annotate(_answers=Count("judgements", filter=Q(judgements__is_training=False)))
+            .annotate(_answers=Count("judgements", filter=Q(judgements__is_training=False, judgements__is_check=False)))
         )
 
     @admin.display(description="Judgements", ordering="_answers")
@@ -157,8 +228,18 @@ class VolunteerAdmin(admin.ModelAdmin):
 class JudgementAdmin(admin.ModelAdmin):
     """Read-only: the answers are the data."""
 
-    list_display = ["pair", "label", "volunteer", "is_training", "source_on_top", "shown_at", "answered_at"]
-    list_filter = ["pair__campaign", "label", "is_training", "volunteer__english_level"]
+    list_display = [
+        "pair",
+        "label",
+        "volunteer",
+        "is_training",
+        "is_check",
+        "position",
+        "source_on_top",
+        "shown_at",
+        "answered_at",
+    ]
+    list_filter = ["pair__campaign", "label", "is_training", "is_check", "volunteer__english_level"]
     search_fields = ["pair__external_id", "volunteer__token"]
     list_select_related = ["pair", "volunteer"]
     date_hierarchy = "answered_at"

@@ -4,9 +4,17 @@ Rules (issue 2, point 9):
 
 - Training pairs come first, in ``training_position`` order, the same for everyone; they are
   not subject to targets or reservations.
+- Training pairs keep their imported order (source on top) for everyone.
 - Then campaign pairs, up to ``campaign.quota`` judged ones: never a pair the volunteer already
   has an assignment for; fewest (non-training) judgements first; a pair is available while
-  ``judgements + active reservations by others < campaign.judges_per_pair``.
+  ``judgements + active reservations by others < campaign.judges_per_pair``. Among the pairs
+  with the fewest judgements, each volunteer walks the pool in their own shuffled order (from a
+  random point of the pairs' random ``shuffle_key`` order, drawn anew for each step from the
+  volunteer's token), so that order effects are balanced between the judges of a pair.
+- Each assignment stores its ``position`` in the volunteer's sequence (1 = the first pair,
+  training included), copied to the judgement and exported.
+- A volunteer's first campaign reservation is short (``PARAEVAL_FIRST_RESERVATION_MINUTES``)
+  until their first campaign answer, so volunteers who never answer hold pairs only briefly.
 - An active reservation is an unanswered :class:`Assignment` whose ``expires_at`` is in the
   future; an abandoned one simply stops counting when it expires. Counts come from answers
   (``Pair.judgement_count``, kept in step with the Judgement rows by ``annotate.counters``),
@@ -38,11 +46,12 @@ from dataclasses import dataclass
 from datetime import datetime, timedelta
 from enum import StrEnum
 
+from django.conf import settings
 from django.db import connection, transaction
 from django.db.models import Count, Exists, OuterRef, Q, QuerySet
 from django.utils import timezone
 
-from annotate.models import Assignment, Campaign, Judgement, Pair, Volunteer
+from annotate.models import Assignment, Campaign, Judgement, Pair, Volunteer, parse_positions
 
 
 class EndReason(StrEnum):
@@ -54,27 +63,31 @@ class EndReason(StrEnum):
 
 @dataclass(frozen=True)
 class CampaignSize:
-    """How many pairs a volunteer of a campaign meets: the training, then the campaign pairs."""
+    """How many pairs a volunteer of a campaign meets: the training, then the campaign pairs
+    with the check pairs among them."""
 
     training: int
     # Campaign pairs in the pool, counted up to the quota only (a volunteer sees no more).
     pool_up_to_quota: int
+    # Check pairs a volunteer meets on the way (0 in a campaign without checks).
+    checks: int = 0
 
     @property
     def total(self) -> int:
-        return self.training + self.pool_up_to_quota
+        return self.training + self.pool_up_to_quota + self.checks
 
 
 @dataclass(frozen=True)
 class Answered:
-    """What a volunteer has answered so far."""
+    """What a volunteer has answered so far: all, the campaign pairs that count, the checks."""
 
     total: int
     campaign: int
+    checks: int = 0
 
     @property
     def training(self) -> int:
-        return self.total - self.campaign
+        return self.total - self.campaign - self.checks
 
 
 @dataclass(frozen=True)
@@ -90,7 +103,7 @@ class NextPair:
 
 
 def campaign_size(campaign: Campaign) -> CampaignSize:
-    """Training pairs and campaign pairs (up to the quota), in one cheap statement.
+    """Training pairs, campaign pairs (up to the quota) and check pairs, in one cheap statement.
 
     Raw SQL because the ORM cannot express "count, but stop at the quota" as a subquery; the
     bounded count never reads more than ``quota`` rows of a pool of thousands.
@@ -99,19 +112,47 @@ def campaign_size(campaign: Campaign) -> CampaignSize:
     with connection.cursor() as cursor:
         cursor.execute(
             f"SELECT (SELECT COUNT(*) FROM {table} WHERE campaign_id = %s AND is_training),"
-            f" (SELECT COUNT(*) FROM (SELECT 1 FROM {table} WHERE campaign_id = %s AND NOT is_training LIMIT %s) pool)",
-            [campaign.pk, campaign.pk, campaign.quota],
+            f" (SELECT COUNT(*) FROM (SELECT 1 FROM {table} WHERE campaign_id = %s AND NOT is_training"
+            f" AND NOT is_check LIMIT %s) pool),"
+            f" (SELECT COUNT(*) FROM {table} WHERE campaign_id = %s AND is_check)",
+            [campaign.pk, campaign.pk, campaign.quota, campaign.pk],
         )
-        training, pool = cursor.fetchone()
-    return CampaignSize(training=training, pool_up_to_quota=pool)
+        training, pool, check_pairs = cursor.fetchone()
+    return CampaignSize(training=training, pool_up_to_quota=pool, checks=checks_met(campaign, pool, check_pairs))
+
+
+def check_slots(campaign: Campaign, campaign_pairs: int) -> list[int]:
+    """Where checks come among a volunteer's campaign items (1 = the first pair after training).
+
+    ``check_positions`` when given, else one check after every ``check_every`` campaign pairs.
+    Only slots that a volunteer judging ``campaign_pairs`` pairs reaches are listed: the i-th
+    check (1-based) at slot s has s - i campaign pairs before it, which must be fewer than that.
+    """
+    if campaign.check_positions:
+        slots = parse_positions(campaign.check_positions)
+    elif campaign.check_every:
+        every = campaign.check_every
+        slots = [(every + 1) * i for i in range(1, campaign_pairs // every + 1)]
+    else:
+        return []
+    return [slot for index, slot in enumerate(slots, start=1) if slot - index < campaign_pairs]
+
+
+def checks_met(campaign: Campaign, campaign_pairs: int, check_pairs: int) -> int:
+    """How many check pairs a volunteer meets: the slots reached, as far as check pairs last."""
+    if not check_pairs:
+        return 0
+    return min(len(check_slots(campaign, campaign_pairs)), check_pairs)
 
 
 def answered_by(volunteer: Volunteer) -> Answered:
-    """The volunteer's judgements: all of them, and those that count (not training)."""
+    """The volunteer's judgements: all of them, those that count (not training, not checks), checks."""
     counts = Judgement.objects.filter(volunteer=volunteer).aggregate(
-        total=Count("pk"), campaign=Count("pk", filter=Q(is_training=False))
+        total=Count("pk"),
+        campaign=Count("pk", filter=Q(is_training=False, is_check=False)),
+        checks=Count("pk", filter=Q(is_check=True)),
     )
-    return Answered(total=counts["total"], campaign=counts["campaign"])
+    return Answered(total=counts["total"], campaign=counts["campaign"], checks=counts["checks"])
 
 
 def draw_source_on_top(token: str, pair_id: int) -> bool:
@@ -141,11 +182,12 @@ _RESERVED_BY_OTHERS = """(
 
 _CANDIDATES = """
 SELECT p.* FROM {pair} p
-WHERE p.campaign_id = %s AND NOT p.is_training AND p.judgement_count < %s
+WHERE p.campaign_id = %s AND NOT p.is_training AND NOT p.is_check
+  AND p.judgement_count = %s AND p.shuffle_key {side} %s
   AND NOT EXISTS (SELECT 1 FROM {assignment} mine WHERE mine.pair_id = p.id AND mine.volunteer_id = %s)
   AND p.judgement_count + {reserved} < %s
   {exclude}
-ORDER BY p.judgement_count, p.id
+ORDER BY p.shuffle_key
 LIMIT 1"""
 
 _LOAD = "SELECT p.judgement_count + {reserved} FROM {pair} p WHERE p.id = %s"
@@ -156,26 +198,48 @@ def _tables() -> dict[str, str]:
     return {"pair": quote(Pair._meta.db_table), "assignment": quote(Assignment._meta.db_table)}
 
 
-def candidate_query(
-    volunteer: Volunteer, campaign: Campaign, now: datetime, *, exclude: Sequence[int] = (), lock: str = ""
-) -> tuple[str, list[object]]:
-    """SQL and parameters of the first campaign pair ``volunteer`` may take now.
+def shuffle_point(token: str, step: int) -> int:
+    """Where volunteer ``token`` starts walking the pool for their ``step``-th pair (0 to 2**31 - 1).
 
-    Fewest judgements first, then oldest: the order of the partial index
-    ``pair_allocation_idx``, which PostgreSQL walks and leaves at the first row that
-    qualifies (and, with ``lock``, that it can lock) instead of sorting the pool. ``lock`` is
-    ``"skip"`` (``FOR NO KEY UPDATE SKIP LOCKED``), ``"wait"`` (``FOR NO KEY UPDATE``) or
+    A SHA-256 draw, like the top/bottom draw: stable across reloads and server restarts, and
+    independent from one volunteer to the next, so that each volunteer meets the pairs in an
+    order of their own and order effects are balanced between the judges of a pair.
+    """
+    return int.from_bytes(hashlib.sha256(f"{token}:order:{step}".encode()).digest()[:4], "big") >> 1
+
+
+def candidate_query(
+    volunteer: Volunteer,
+    campaign: Campaign,
+    now: datetime,
+    *,
+    level: int = 0,
+    start: int = 0,
+    wrapped: bool = False,
+    exclude: Sequence[int] = (),
+    lock: str = "",
+) -> tuple[str, list[object]]:
+    """SQL and parameters of the first campaign pair ``volunteer`` may take now, at one level.
+
+    ``level`` is a judgement count: the allocator asks for the least-judged pairs first, then
+    the next level. Within a level the volunteer walks the pairs in ``shuffle_key`` order from
+    their own random point ``start`` (``wrapped``: the part of the order before ``start``), so
+    each query is a range scan of the partial index ``pair_shuffled_allocation_idx`` on
+    (campaign, judgement_count, shuffle_key) that PostgreSQL leaves at the first row that
+    qualifies (and, with ``lock``, that it can lock), whatever the size of the pool. ``lock``
+    is ``"skip"`` (``FOR NO KEY UPDATE SKIP LOCKED``), ``"wait"`` (``FOR NO KEY UPDATE``) or
     empty; SQLite has no row locks (its IMMEDIATE transactions serialise writers).
     """
     moment = connection.ops.adapt_datetimefield_value(now)
     tables = _tables()
     sql = _CANDIDATES.format(
         **tables,
+        side="<" if wrapped else ">=",
         reserved=_RESERVED_BY_OTHERS.format(**tables),
         exclude=f"AND p.id NOT IN ({', '.join(['%s'] * len(exclude))})" if exclude else "",
     )
     target = campaign.judges_per_pair
-    params: list[object] = [campaign.pk, target, volunteer.pk, moment, volunteer.pk, target, *exclude]
+    params: list[object] = [campaign.pk, level, start, volunteer.pk, moment, volunteer.pk, target, *exclude]
     if lock and connection.vendor == "postgresql":
         sql += " FOR NO KEY UPDATE" + (" SKIP LOCKED" if lock == "skip" else "")
     return sql, params
@@ -199,20 +263,23 @@ def _lock_pair(pair_id: int) -> None:
     list(Pair.objects.select_for_update(no_key=True).filter(pk=pair_id).order_by().values_list("pk", flat=True))
 
 
-def revalidate(assignment: Assignment, campaign: Campaign, now: datetime, *, reshow: bool) -> bool:
+def revalidate(
+    assignment: Assignment, campaign: Campaign, now: datetime, *, reshow: bool, length: timedelta | None = None
+) -> bool:
     """Keep an assignment's reservation: renew an expired one if its pair is still available.
 
     Returns False when the reservation has expired and the pair went to others meanwhile
     (the caller drops the assignment). ``reshow`` restarts ``shown_at``: the pair is shown
-    again after a long absence, so the response time starts again too. The caller holds the
+    again after a long absence, so the response time starts again too. ``length`` is the new
+    reservation (default: the campaign's). The caller holds the
     assignment's row lock (assignment, then pair: the one lock order of this module).
     """
-    if assignment.pair.is_training or assignment.expires_at > now:
-        return True
+    if assignment.pair.is_training or assignment.pair.is_check or assignment.expires_at > now:
+        return True  # training and check pairs have no target: nothing to reserve
     _lock_pair(assignment.pair_id)
     if not is_available(assignment.pair_id, assignment.volunteer, campaign, now):
         return False
-    assignment.expires_at = now + timedelta(minutes=campaign.reservation_minutes)
+    assignment.expires_at = now + (length or timedelta(minutes=campaign.reservation_minutes))
     fields = ["expires_at"]
     if reshow:
         assignment.shown_at = now
@@ -221,16 +288,56 @@ def revalidate(assignment: Assignment, campaign: Campaign, now: datetime, *, res
     return True
 
 
-def _assign(volunteer: Volunteer, pair: Pair, campaign: Campaign, now: datetime) -> Assignment:
+def reservation_length(campaign: Campaign, answered: Answered) -> timedelta:
+    """How long a served campaign pair stays reserved for this volunteer.
+
+    Until a volunteer's first campaign answer the reservation is short
+    (``PARAEVAL_FIRST_RESERVATION_MINUTES``): volunteers who start and never answer (a script,
+    a closed tab) give their pair back within minutes instead of holding it for the full
+    ``reservation_minutes``. A real volunteer reads a pair in seconds, and an expired
+    reservation is renewed when they come back if the pair is still free.
+    """
+    minutes = campaign.reservation_minutes
+    if answered.campaign == 0:
+        minutes = min(minutes, settings.PARAEVAL_FIRST_RESERVATION_MINUTES)
+    return timedelta(minutes=minutes)
+
+
+def _assign(volunteer: Volunteer, pair: Pair, campaign: Campaign, now: datetime, answered: Answered) -> Assignment:
+    # Training pairs keep their imported order (source on top) for everyone: the training
+    # trial is the same for all judges (paper, section 3.1) and its explanations may say
+    # "the first sentence". Campaign pairs get the volunteer's stable top/bottom draw.
+    source_on_top = True if pair.is_training else draw_source_on_top(volunteer.token, pair.pk)
     assignment = Assignment.objects.create(
         volunteer=volunteer,
         pair=pair,
-        source_on_top=draw_source_on_top(volunteer.token, pair.pk),
+        source_on_top=source_on_top,
+        position=answered.total + 1,
         shown_at=now,
-        expires_at=now + timedelta(minutes=campaign.reservation_minutes),
+        expires_at=now + reservation_length(campaign, answered),
     )
     assignment.pair = pair
     return assignment
+
+
+def _next_check_pair(volunteer: Volunteer, campaign: Campaign) -> Pair | None:
+    """A check pair the volunteer has not met, in an order of their own (checks have no target)."""
+    candidates = list(
+        Pair.objects.filter(campaign=campaign, is_check=True).exclude(
+            Exists(Assignment.objects.filter(volunteer=volunteer, pair=OuterRef("pk")))
+        )
+    )
+    if not candidates:
+        return None
+    return min(candidates, key=lambda pair: hashlib.sha256(f"{volunteer.token}:check:{pair.pk}".encode()).digest())
+
+
+def check_due(campaign: Campaign, size: CampaignSize, answered: Answered) -> bool:
+    """Whether the volunteer's next campaign item is a check pair."""
+    if size.checks == 0 or answered.checks >= size.checks:
+        return False
+    slot = answered.campaign + answered.checks + 1
+    return slot in check_slots(campaign, size.pool_up_to_quota)
 
 
 def _next_training_pair(volunteer: Volunteer, campaign: Campaign) -> Pair | None:
@@ -243,25 +350,34 @@ def _next_training_pair(volunteer: Volunteer, campaign: Campaign) -> Pair | None
 
 
 def _first_candidate(
-    volunteer: Volunteer, campaign: Campaign, now: datetime, exclude: Sequence[int], lock: str
+    volunteer: Volunteer, campaign: Campaign, now: datetime, start: int, exclude: Sequence[int], lock: str
 ) -> Pair | None:
-    sql, params = candidate_query(volunteer, campaign, now, exclude=exclude, lock=lock)
-    return next(iter(Pair.objects.raw(sql, params)), None)
+    """The first available pair: lowest judgement level first, then from the volunteer's point on."""
+    for level in range(campaign.judges_per_pair):
+        for wrapped in (False, True):
+            sql, params = candidate_query(
+                volunteer, campaign, now, level=level, start=start, wrapped=wrapped, exclude=exclude, lock=lock
+            )
+            pair = next(iter(Pair.objects.raw(sql, params)), None)
+            if pair is not None:
+                return pair
+    return None
 
 
-def _claim_campaign_pair(volunteer: Volunteer, campaign: Campaign, now: datetime) -> Pair | None:
-    """Lock and return the first available campaign pair in fewest-judgements-first order."""
+def _claim_campaign_pair(volunteer: Volunteer, campaign: Campaign, now: datetime, step: int) -> Pair | None:
+    """Lock and return the first available campaign pair: fewest judgements first, then shuffled."""
+    start = shuffle_point(volunteer.token, step)
     stale: list[int] = []
     while True:
         # A savepoint per attempt: the lock on a pair we end up not taking is released at
         # once, so a volunteer never holds one pair while waiting for another (no deadlock).
         with transaction.atomic():
-            pair = _first_candidate(volunteer, campaign, now, stale, "skip")
+            pair = _first_candidate(volunteer, campaign, now, start, stale, "skip")
             if pair is None:
                 # Every candidate may be locked by allocations that are about to commit (each
                 # holds its lock for one short transaction): wait for the first one rather
                 # than tell this volunteer the pool is empty.
-                pair = _first_candidate(volunteer, campaign, now, stale, "wait")
+                pair = _first_candidate(volunteer, campaign, now, start, stale, "wait")
                 if pair is None:
                     return None
             # The candidate query read counts from its own snapshot; an allocation or an
@@ -297,7 +413,7 @@ def next_assignment(volunteer: Volunteer, *, now: datetime | None = None) -> Nex
         answered = answered_by(volunteer)
         if current is not None:
             current.volunteer = volunteer
-            if revalidate(current, campaign, now, reshow=True):
+            if revalidate(current, campaign, now, reshow=True, length=reservation_length(campaign, answered)):
                 return NextPair(current, None, size, answered)
             current.delete()
             dropped = True
@@ -305,15 +421,21 @@ def next_assignment(volunteer: Volunteer, *, now: datetime | None = None) -> Nex
         if answered.training < size.training:
             training = _next_training_pair(volunteer, campaign)
             if training is not None:
-                assignment = _assign(volunteer, training, campaign, now)
+                assignment = _assign(volunteer, training, campaign, now, answered)
+                return NextPair(assignment, None, size, answered, dropped_expired=dropped)
+
+        if check_due(campaign, size, answered):
+            check = _next_check_pair(volunteer, campaign)
+            if check is not None:
+                assignment = _assign(volunteer, check, campaign, now, answered)
                 return NextPair(assignment, None, size, answered, dropped_expired=dropped)
 
         if answered.campaign >= campaign.quota:
             return NextPair(None, EndReason.QUOTA, size, answered, dropped)
-        pair = _claim_campaign_pair(volunteer, campaign, now)
+        pair = _claim_campaign_pair(volunteer, campaign, now, step=answered.campaign)
         if pair is None:
             return NextPair(None, EndReason.EXHAUSTED, size, answered, dropped)
-        assignment = _assign(volunteer, pair, campaign, now)
+        assignment = _assign(volunteer, pair, campaign, now, answered)
         return NextPair(assignment, None, size, answered, dropped_expired=dropped)
 
 
@@ -325,10 +447,15 @@ __all__ = [
     "answered_by",
     "campaign_size",
     "candidate_query",
+    "check_due",
+    "check_slots",
+    "checks_met",
     "draw_source_on_top",
     "is_available",
     "lock_open_assignments",
     "lock_volunteer",
     "next_assignment",
+    "reservation_length",
     "revalidate",
+    "shuffle_point",
 ]

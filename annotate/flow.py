@@ -54,6 +54,11 @@ class Progress:
     def percent_done(self) -> int:
         return round(100 * self.answered / self.total) if self.total else 100
 
+    @property
+    def minutes_left(self) -> int:
+        """Estimated minutes for the pairs not answered yet (0: less than a minute)."""
+        return round(max(self.total - self.answered, 0) * SECONDS_PER_PAIR / 60)
+
 
 @dataclass(frozen=True)
 class Sentence:
@@ -106,11 +111,59 @@ class TrainingFeedback:
         return self.expected is not None and self.given == self.expected
 
 
+class Step(StrEnum):
+    """What a volunteer must see before their next pair."""
+
+    GUIDELINES = "guidelines"  # the guidelines, once, before the training
+    TRAINING_DONE = "training_done"  # the page that says the training is over, once
+    PAIR = "pair"
+
+
+def next_step(volunteer: Volunteer) -> Step:
+    """Whether the volunteer still has the guidelines or the end-of-training page to see.
+
+    Costs nothing once both were seen (two fields of the volunteer's row); until then, two
+    small counts.
+    """
+    if volunteer.guidelines_seen_at is None:
+        return Step.GUIDELINES
+    if volunteer.training_done_seen_at is None:
+        training = Pair.objects.filter(campaign_id=volunteer.campaign_id, is_training=True).count()
+        if training == 0:
+            return Step.PAIR
+        answered = Judgement.objects.filter(volunteer=volunteer, is_training=True).count()
+        if answered >= training:
+            return Step.TRAINING_DONE
+    return Step.PAIR
+
+
+def mark_seen(volunteer: Volunteer, step: Step) -> None:
+    """Record that the volunteer went past the guidelines or the end-of-training page (once).
+
+    A campaign without training has no end-of-training page: leaving the guidelines marks both,
+    so that later pages need no count.
+    """
+    fields = {Step.GUIDELINES: ["guidelines_seen_at"], Step.TRAINING_DONE: ["training_done_seen_at"]}[step]
+    if step is Step.GUIDELINES and training_count(volunteer.campaign) == 0:
+        fields.append("training_done_seen_at")
+    now = timezone.now()
+    for field in fields:
+        # Only the first time counts: a replayed POST leaves the stored moment alone.
+        Volunteer.objects.filter(pk=volunteer.pk, **{f"{field}__isnull": True}).update(**{field: now})
+        if getattr(volunteer, field) is None:
+            setattr(volunteer, field, now)
+
+
+def training_count(campaign: Campaign) -> int:
+    """How many training pairs the campaign has (the guidelines step names the next page)."""
+    return Pair.objects.filter(campaign=campaign, is_training=True).count()
+
+
 def campaign_length(campaign: Campaign) -> tuple[int, int, int]:
-    """(training pairs, campaign pairs a volunteer will see at most, estimated minutes)."""
+    """(training pairs, campaign pairs a volunteer will see at most (checks included), estimated minutes)."""
     size = allocation.campaign_size(campaign)
     minutes = max(1, round(size.total * SECONDS_PER_PAIR / 60))
-    return size.training, size.pool_up_to_quota, minutes
+    return size.training, size.pool_up_to_quota + size.checks, minutes
 
 
 def start_volunteer(campaign: Campaign, *, english_level: str, consented: bool) -> Volunteer:
@@ -223,6 +276,8 @@ def _store_answer(volunteer: Volunteer, pair_id: int, answer: Label) -> AnswerRe
             label=answer.value,
             source_on_top=assignment.source_on_top,
             is_training=pair.is_training,
+            is_check=pair.is_check,
+            position=assignment.position,
             shown_at=assignment.shown_at,
             answered_at=now,
         )
@@ -254,12 +309,16 @@ __all__ = [
     "CurrentPair",
     "NotAssignedError",
     "Progress",
+    "Step",
     "TrainingFeedback",
     "campaign_length",
     "current_pair",
     "end_reason",
+    "mark_seen",
+    "next_step",
     "progress_of",
     "record_answer",
     "start_volunteer",
+    "training_count",
     "training_feedback",
 ]

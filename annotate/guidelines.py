@@ -73,6 +73,59 @@ EXAMPLES: tuple[GuidelineExample, ...] = (
 )
 
 
+# The French guidelines, written for ParaEval to be faithful to the paper's English (same
+# examples, same answers, same explanations), for campaigns whose pairs are in French.
+INTRODUCTION_FR = (
+    "Vous allez voir deux phrases. On vous demande d'estimer dans quelle mesure les deux phrases "
+    "partagent un sens commun. Pour vous aider, les différences entre les phrases sont surlignées en "
+    "jaune ; plusieurs exemples sont présentés ci-dessous."
+)
+
+EXAMPLES_FR: tuple[GuidelineExample, ...] = (
+    GuidelineExample(
+        first="Le chat boit de l'eau.",
+        second="Le chat mange des croquettes.",
+        label=Label.VERY_DIFFERENT,
+        explanation="Les actions associées n'ont rien en commun, même si les deux phrases ont le même sujet.",
+    ),
+    GuidelineExample(
+        first="Le chat boit du lait.",
+        second="Le chat boit de l'eau.",
+        label=Label.SLIGHTLY_SIMILAR,
+        explanation="Les sujets et les actions sont semblables, mais l'eau n'est pas du lait.",
+    ),
+    GuidelineExample(
+        first="Le chat boit de l'eau.",
+        second="Le chat étanche sa soif.",
+        label=Label.MOSTLY_SIMILAR,
+        explanation="La seule différence est que la première phrase précise le type de liquide qui est bu.",
+    ),
+    GuidelineExample(
+        first="Le chat mange la souris.",
+        second="La souris est mangée par le chat.",
+        label=Label.SAME_MEANING,
+        explanation=(
+            "Les différences liées à l'interprétation du contexte dans ces deux phrases sont trop faibles "
+            "pour dire que leur sens est différent."
+        ),
+    ),
+    GuidelineExample(
+        first="Le chat boit de la soupe à la tomate.",
+        second="Chat soupe tomate.",
+        label=Label.DONT_KNOW,
+        explanation="La deuxième phrase n'a aucun sens. On ne peut en tirer aucune conclusion.",
+    ),
+)
+
+INTRODUCTIONS: dict[str, str] = {"en": INTRODUCTION, "fr": INTRODUCTION_FR}
+EXAMPLES_BY_LANGUAGE: dict[str, tuple[GuidelineExample, ...]] = {"en": EXAMPLES, "fr": EXAMPLES_FR}
+
+
+def introduction(language: str = "en") -> str:
+    """The guidelines' text in ``language`` (English when there is none in that language)."""
+    return INTRODUCTIONS.get(language, INTRODUCTION)
+
+
 @dataclass(frozen=True)
 class HighlightedExample:
     """An example ready to render: both sentences cut into highlighted segments."""
@@ -83,13 +136,23 @@ class HighlightedExample:
 
 
 @cache
-def highlighted_examples() -> tuple[HighlightedExample, ...]:
+def highlighted_examples(language: str = "en") -> tuple[HighlightedExample, ...]:
     """The five examples with their word differences marked, as the campaign pages show them."""
     result = []
-    for example in EXAMPLES:
+    for example in EXAMPLES_BY_LANGUAGE.get(language, EXAMPLES):
         first, second = highlight(example.first, example.second)
         result.append(HighlightedExample(example, first, second))
     return tuple(result)
 
 
-__all__ = ["EXAMPLES", "INTRODUCTION", "GuidelineExample", "HighlightedExample", "highlighted_examples"]
+__all__ = [
+    "EXAMPLES",
+    "EXAMPLES_BY_LANGUAGE",
+    "EXAMPLES_FR",
+    "INTRODUCTION",
+    "INTRODUCTION_FR",
+    "GuidelineExample",
+    "HighlightedExample",
+    "highlighted_examples",
+    "introduction",
+]

@@ -5,6 +5,7 @@ from __future__ import annotations
 import secrets
 
 from django.conf import settings
+from django.core.exceptions import ValidationError
 from django.core.validators import MinValueValidator
 from django.db import models
 from django.db.models import Q
@@ -23,6 +24,36 @@ def new_volunteer_token() -> str:
 
 def default_reservation_minutes() -> int:
     return settings.PARAEVAL_RESERVATION_MINUTES
+
+
+CAMPAIGN_LANGUAGE_CHOICES = [("en", "English"), ("fr", "French")]
+PLATFORM_CHOICES = [("", "None (volunteers)"), ("prolific", "Prolific"), ("generic", "Other platform (URL parameters)")]
+
+
+def parse_positions(text: str) -> list[int]:
+    """'5, 20, 40' -> [5, 20, 40]; raises ValueError naming the bad item."""
+    positions = []
+    for item in text.replace(";", ",").split(","):
+        item = item.strip()
+        if not item:
+            continue
+        if not item.isdigit() or int(item) < 1:
+            raise ValueError(f"{item!r} is not a position (a whole number from 1)")
+        positions.append(int(item))
+    return sorted(set(positions))
+
+
+def validate_positions(text: str) -> None:
+    """Model validator of ``Campaign.check_positions``."""
+    try:
+        parse_positions(text)
+    except ValueError as error:
+        raise ValidationError(str(error)) from None
+
+
+def new_shuffle_key() -> int:
+    """A random 31-bit key per pair: the allocator's per-volunteer shuffle walks pairs by it."""
+    return secrets.randbelow(2**31)
 
 
 class Campaign(models.Model):
@@ -47,6 +78,65 @@ class Campaign(models.Model):
         help_text="How long a served pair stays reserved for the volunteer it was shown to.",
     )
     is_open = models.BooleanField(default=True, help_text="Closed campaigns accept no new volunteers.")
+    language = models.CharField(
+        max_length=10,
+        choices=CAMPAIGN_LANGUAGE_CHOICES,
+        default="en",
+        help_text="Language of the pairs and of the volunteer pages (volunteers may switch the pages' language).",
+    )
+    # Attention checks: pairs with an expected answer, shown among the campaign pairs.
+    check_positions = models.CharField(
+        max_length=200,
+        blank=True,
+        validators=[validate_positions],
+        help_text="Where check pairs appear among a volunteer's campaign pairs, e.g. '5, 20, 40'.",
+    )
+    check_every = models.PositiveSmallIntegerField(
+        null=True,
+        blank=True,
+        validators=[MinValueValidator(1)],
+        help_text="Or: one check pair after every N campaign pairs (used when no positions are given).",
+    )
+    # The exclusion rule: a volunteer who breaks it is flagged (staff may override).
+    exclude_failed_checks = models.PositiveSmallIntegerField(
+        null=True,
+        blank=True,
+        default=1,
+        help_text="Flag a volunteer who failed this many check pairs or more (empty: never).",
+    )
+    exclude_median_seconds = models.FloatField(
+        null=True,
+        blank=True,
+        help_text="Flag a volunteer whose median time per campaign pair is under this many seconds (empty: never).",
+    )
+    exclude_same_answer_share = models.FloatField(
+        null=True,
+        blank=True,
+        help_text="Flag a volunteer who gave one answer to more than this share of their pairs, e.g. 0.9 (empty: off).",
+    )
+    # Crowd platforms (Prolific first; generic URL parameters for others).
+    platform = models.CharField(
+        max_length=20,
+        choices=PLATFORM_CHOICES,
+        blank=True,
+        default="",
+        help_text="Recruit through a crowd platform: the link then takes its participant identifiers.",
+    )
+    participant_param = models.CharField(max_length=50, default="PROLIFIC_PID", help_text="URL parameter: participant.")
+    study_param = models.CharField(max_length=50, default="STUDY_ID", help_text="URL parameter: study.")
+    session_param = models.CharField(max_length=50, default="SESSION_ID", help_text="URL parameter: session.")
+    completion_code = models.CharField(
+        max_length=100, blank=True, help_text="Shown after the last judgement, only to volunteers the rule keeps."
+    )
+    screened_out_code = models.CharField(
+        max_length=100, blank=True, help_text="Shown instead to volunteers the exclusion rule flags (empty: none)."
+    )
+    completion_url = models.CharField(
+        max_length=500,
+        blank=True,
+        default="https://app.prolific.com/submissions/complete?cc={code}",
+        help_text="Where the end page sends the participant; {code} is replaced by their code.",
+    )
     created_at = models.DateTimeField(auto_now_add=True)
 
     class Meta:
@@ -73,6 +163,10 @@ class Pair(models.Model):
     )
     gold_score = models.FloatField(null=True, blank=True, help_text="Imported graded gold score (e.g. STS 0-5).")
     is_training = models.BooleanField(default=False)
+    is_check = models.BooleanField(
+        default=False,
+        help_text="An attention check: has an expected answer, looks like any pair, never counted in the corpus.",
+    )
     training_position = models.PositiveSmallIntegerField(
         null=True, blank=True, help_text="Order of a training pair in the training trial (1-5)."
     )
@@ -83,6 +177,17 @@ class Pair(models.Model):
         editable=False,
         help_text="Campaign (non-training) judgements of this pair; kept in step with the Judgement rows "
         "in the transaction that stores them, so the allocator can walk an index instead of counting.",
+    )
+    system = models.CharField(
+        max_length=100,
+        blank=True,
+        default="",
+        help_text="The system that produced the hypothesis (for system-level agreement); empty if unknown.",
+    )
+    shuffle_key = models.PositiveIntegerField(
+        default=new_shuffle_key,
+        editable=False,
+        help_text="Random key: each volunteer walks the pairs from their own random point of this order.",
     )
     created_at = models.DateTimeField(auto_now_add=True)
 
@@ -108,9 +213,9 @@ class Pair(models.Model):
             models.Index(fields=["campaign", "is_training"], name="pair_campaign_training_idx"),
             # The allocator walks this index in "fewest judgements first" order and stops early.
             models.Index(
-                fields=["campaign", "judgement_count", "id"],
+                fields=["campaign", "judgement_count", "shuffle_key"],
                 condition=Q(is_training=False),
-                name="pair_allocation_idx",
+                name="pair_shuffled_allocation_idx",
             ),
         ]
 
@@ -125,11 +230,38 @@ class Volunteer(models.Model):
     token = models.CharField(max_length=64, unique=True, default=new_volunteer_token, editable=False)
     english_level = models.CharField(max_length=10, choices=ENGLISH_LEVEL_CHOICES)
     consented_at = models.DateTimeField(default=timezone.now)
+    guidelines_seen_at = models.DateTimeField(
+        null=True, blank=True, help_text="When the volunteer left the guidelines step for the training."
+    )
+    training_done_seen_at = models.DateTimeField(
+        null=True, blank=True, help_text="When the volunteer saw the page that says the training is over."
+    )
     created_at = models.DateTimeField(auto_now_add=True)
     finished_at = models.DateTimeField(null=True, blank=True)
+    # Crowd-platform identifiers (empty for volunteers who came through the plain link).
+    participant_id = models.CharField(max_length=100, blank=True, default="")
+    study_id = models.CharField(max_length=100, blank=True, default="")
+    session_id = models.CharField(max_length=100, blank=True, default="")
+    returned_at = models.DateTimeField(
+        null=True, blank=True, help_text="When the participant gave the study back early (their pairs were freed)."
+    )
+    exclusion_override = models.CharField(
+        max_length=10,
+        choices=[("", "Follow the campaign's rule"), ("include", "Keep (override)"), ("exclude", "Exclude (override)")],
+        blank=True,
+        default="",
+    )
+    exclusion_note = models.CharField(max_length=300, blank=True, help_text="Why staff overrode the rule.")
 
     class Meta:
         ordering = ["-created_at"]
+        constraints = [
+            models.UniqueConstraint(
+                fields=["campaign", "participant_id"],
+                condition=~Q(participant_id=""),
+                name="volunteer_participant_unique_per_campaign",
+            ),
+        ]
 
     def __str__(self) -> str:
         return f"volunteer {self.token[:8]}…"
@@ -145,6 +277,11 @@ class Assignment(models.Model):
     volunteer = models.ForeignKey(Volunteer, on_delete=models.CASCADE, related_name="assignments")
     pair = models.ForeignKey(Pair, on_delete=models.CASCADE, related_name="assignments")
     source_on_top = models.BooleanField(help_text="Whether the source sentence is shown above the hypothesis.")
+    position = models.PositiveIntegerField(
+        null=True,
+        blank=True,
+        help_text="Place of this pair in the volunteer's sequence (1 = first, training included).",
+    )
     shown_at = models.DateTimeField(default=timezone.now)
     expires_at = models.DateTimeField()
     answered_at = models.DateTimeField(
@@ -180,7 +317,11 @@ class Judgement(models.Model):
     pair = models.ForeignKey(Pair, on_delete=models.CASCADE, related_name="judgements")
     label = models.CharField(max_length=20, choices=LABEL_CHOICES)
     source_on_top = models.BooleanField()
+    position = models.PositiveIntegerField(
+        null=True, blank=True, help_text="Place of the pair in the volunteer's sequence (1 = first, training included)."
+    )
     is_training = models.BooleanField(default=False, help_text="Training answers never count in the corpus.")
+    is_check = models.BooleanField(default=False, help_text="Answers to check pairs never count in the corpus.")
     shown_at = models.DateTimeField()
     answered_at = models.DateTimeField(default=timezone.now)
 

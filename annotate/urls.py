@@ -2,7 +2,7 @@
 
 from django.urls import path
 
-from annotate import views
+from annotate import staff, views
 
 app_name = "annotate"
 
@@ -10,7 +10,13 @@ urlpatterns = [
     path("c/<slug:slug>/", views.welcome, name="welcome"),
     path("c/<slug:slug>/guidelines/", views.guidelines, name="guidelines"),
     path("v/<str:token>/", views.pair, name="pair"),
+    path("v/<str:token>/guidelines/", views.introduction, name="introduction"),
+    path("v/<str:token>/training-done/", views.training_done, name="training_done"),
     path("v/<str:token>/answer/", views.answer, name="answer"),
     path("v/<str:token>/training/<int:pair_id>/", views.feedback, name="feedback"),
     path("v/<str:token>/done/", views.done, name="done"),
+    path("v/<str:token>/return/", views.return_study, name="return_study"),
+    path("staff/campaigns/<slug:slug>/volunteers/", staff.volunteers, name="staff-volunteers"),
+    path("staff/campaigns/<slug:slug>/participants.csv", staff.participants_csv, name="staff-participants-csv"),
+    path("v/<str:token>/returned/", views.returned, name="returned"),
 ]

@@ -11,6 +11,13 @@ failed scores). Then times, best of ``--repeats`` runs:
 - the whole report with the default number of resamples (what the live page computes), and
   with 2,000 resamples.
 
+With ``--scaling 10000,30000,100000`` it measures how the bootstrap grows with the pairs
+(``--metrics 11``): per size, the CPU time of the intervals alone (``report_intervals``) and of
+the report without them, the time per pair relative to the smallest size (1.0 = linear), and
+the memory: tracemalloc's peak during the intervals (NumPy reports its buffers to it) and
+the growth of the process's peak RSS. The counts are drawn in chunks of ``CHUNK_ROWS``
+resamples, so the peak grows with the pairs only, not with pairs x resamples.
+
 Every report covers Tables 1-5, AUC, correlations, top-k curves, chart data, agreement and
 the volunteer table, for each corpus and for all pairs. Prints times and ratios; no assertion.
 
@@ -20,14 +27,17 @@ pays: the version check of an unchanged campaign (one query) and a full ``campai
 (loading pairs, judgements and scores, then the analyses).
 
     .venv/bin/python benchmarks/analysis_speed.py [--pairs 10000] [--metrics 10] [--repeats 3]
+    .venv/bin/python benchmarks/analysis_speed.py --metrics 11 --scaling 10000,30000,100000
     DATABASE_URL=postgres://postgres@127.0.0.1:5432/paraeval .venv/bin/python benchmarks/analysis_speed.py --database
 """
 
 from __future__ import annotations
 
 import argparse
+import resource
 import sys
 import time
+import tracemalloc
 from collections.abc import Callable
 from pathlib import Path
 
@@ -37,7 +47,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 from sklearn.metrics import roc_auc_score
 
-from scoring.analysis.bootstrap import DEFAULT_RESAMPLES
+from scoring.analysis.bootstrap import CHUNK_ROWS, DEFAULT_RESAMPLES
 from scoring.analysis.labels import volunteer_labels
 from scoring.analysis.report import (
     AnalysisInput,
@@ -46,6 +56,7 @@ from scoring.analysis.report import (
     ReportOptions,
     VolunteerInfo,
     build_report,
+    report_intervals,
 )
 
 
@@ -210,13 +221,56 @@ def database_timings(data: AnalysisInput, repeats: int) -> None:
         connection.creation.destroy_test_db(old_name, verbosity=0)
 
 
+def _peak_rss_mb() -> float:
+    return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024  # kilobytes on Linux
+
+
+def scaling(sizes: list[int], metrics: int, resamples: int) -> None:
+    """CPU time and memory of the bootstrap intervals at several sizes (one run each)."""
+    print(
+        f"bootstrap scaling: {metrics} metrics, {resamples} resamples, 3 corpora + global "
+        f"(counts drawn {CHUNK_ROWS} resamples at a time); CPU seconds of this process"
+    )
+    print(
+        f"{'pairs':>8} {'intervals':>10} {'per pair':>9} {'no-CI report':>13} "
+        f"{'tracemalloc peak':>17} {'RSS peak +':>11}"
+    )
+    base = None
+    for pairs in sizes:
+        data = synthetic_campaign(pairs, metrics)
+        options = ReportOptions(resamples=resamples)
+        start = time.process_time()
+        build_report(data, ReportOptions(resamples=0))
+        points = time.process_time() - start
+        rss_before = _peak_rss_mb()
+        start = time.process_time()
+        report_intervals(data, options)
+        cpu = time.process_time() - start
+        rss_growth = _peak_rss_mb() - rss_before
+        tracemalloc.start()
+        report_intervals(data, options)
+        _, peak = tracemalloc.get_traced_memory()
+        tracemalloc.stop()
+        per_pair = cpu / pairs
+        base = base or per_pair
+        print(
+            f"{pairs:>8,} {cpu:>9.2f}s {per_pair / base:>8.2f}x {points:>12.2f}s "
+            f"{peak / 2**20:>14.1f} MB {rss_growth:>8.1f} MB"
+        )
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("--pairs", type=int, default=10_000)
     parser.add_argument("--metrics", type=int, default=10)
     parser.add_argument("--repeats", type=int, default=3)
     parser.add_argument("--database", action="store_true", help="also time campaign_report on a database")
+    parser.add_argument("--scaling", help="comma-separated pair counts: bootstrap time and memory at each")
+    parser.add_argument("--resamples", type=int, default=DEFAULT_RESAMPLES, help="resamples of --scaling")
     args = parser.parse_args()
+    if args.scaling:
+        scaling([int(size) for size in args.scaling.split(",")], args.metrics, args.resamples)
+        return
 
     data = synthetic_campaign(args.pairs, args.metrics)
     labels = volunteer_labels(args.pairs, data.judgements.pair_index, data.judgements.code)

@@ -32,7 +32,8 @@ from annotate.importers.pipeline import validate_parsed  # noqa: E402
 from annotate.models import Campaign, Pair  # noqa: E402
 from annotate.signals import pairs_created  # noqa: E402
 
-DATA = Path(os.environ.get("PARAEVAL_SHARED_DATA", "/work/shared/data"))
+# The shared corpora: PARAEVAL_SHARED_DATA, else shared/data beside the checkout (as tests/corpora.py).
+DATA = Path(os.environ.get("PARAEVAL_SHARED_DATA") or ROOT.parent / "shared" / "data")
 CORPUS = DATA / "mrpc" / "msr_paraphrase_train.txt"
 REPEATS = 3
 

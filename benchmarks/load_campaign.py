@@ -141,8 +141,31 @@ def prepare_campaign(args: argparse.Namespace) -> tuple[str, int]:
     from annotate.models import Campaign, Pair
 
     campaign = Campaign.objects.create(
-        slug="load", name="Load test", quota=args.quota, judges_per_pair=args.judges, reservation_minutes=20
+        slug="load",
+        name="Load test",
+        quota=args.quota,
+        judges_per_pair=args.judges,
+        reservation_minutes=20,
+        # Issue 13: check pairs among the campaign pairs and a crowd platform's identifiers.
+        check_every=args.check_every or None,
+        platform="prolific" if args.platform else "",
+        completion_code="LOADPASS" if args.platform else "",
+        screened_out_code="LOADSCRN" if args.platform else "",
     )
+    if args.check_every:
+        Pair.objects.bulk_create(
+            [
+                Pair(
+                    campaign=campaign,
+                    external_id=f"check-{n}",
+                    source=f"The shop number {n} opens at nine.",
+                    hypothesis=f"The shop number {n} opens at nine.",
+                    is_check=True,
+                    expected_label=Label.SAME_MEANING.value,
+                )
+                for n in range(1, args.quota // args.check_every + 1)
+            ]
+        )
     labels = list(Label)
     Pair.objects.bulk_create(
         [
@@ -202,7 +225,7 @@ def start_gunicorn(args: argparse.Namespace, env: dict[str, str], log_path: Path
         if port is not None:
             try:
                 conn = http.client.HTTPConnection("127.0.0.1", port, timeout=5)
-                conn.request("GET", "/c/load/")
+                conn.request("GET", "/c/load/?PROLIFIC_PID=probe")  # a platform campaign needs an id
                 if conn.getresponse().status == 200:
                     return process, port
             except OSError:
@@ -232,15 +255,110 @@ def children_of(pid: int) -> list[int]:
     return found
 
 
-def server_cpu_seconds(server_pid: int, database: str, admin_url: str) -> tuple[float, float]:
-    """CPU time so far of gunicorn (master + workers) and of the PostgreSQL backends of ``database``."""
-    web = process_cpu_seconds(server_pid) + sum(process_cpu_seconds(pid) for pid in children_of(server_pid))
-    with admin_connection(admin_url) as conn:
-        pids = [row[0] for row in conn.execute("SELECT pid FROM pg_stat_activity WHERE datname = %s", [database])]
-    return web, sum(process_cpu_seconds(pid) for pid in pids)
+class PostgresCpu(threading.Thread):
+    """CPU of the PostgreSQL backends of one database, closed connections included.
+
+    A backend's CPU vanishes from /proc when its connection closes, so its pid is sampled every
+    0.2 s from ``pg_stat_activity`` and the last value seen is kept (at most 0.2 s of a closed
+    backend's CPU is missed).
+    """
+
+    def __init__(self, database: str, admin_url: str) -> None:
+        super().__init__(daemon=True)
+        self.database, self.admin_url = database, admin_url
+        self.seen: dict[int, float] = {}
+        self.start_values: dict[int, float] = {}
+        self.stopped = threading.Event()
+
+    def sample(self, conn: psycopg.Connection) -> None:
+        pids = [row[0] for row in conn.execute("SELECT pid FROM pg_stat_activity WHERE datname = %s", [self.database])]
+        for pid in pids:
+            value = process_cpu_seconds(pid)
+            self.seen[pid] = max(value, self.seen.get(pid, 0.0))
+
+    def run(self) -> None:
+        with admin_connection(self.admin_url) as conn:
+            self.sample(conn)
+            self.start_values = dict(self.seen)
+            while not self.stopped.wait(0.2):
+                self.sample(conn)
+            self.sample(conn)
+
+    def stop(self) -> float:
+        """Stop sampling; CPU seconds the database's backends used meanwhile."""
+        self.stopped.set()
+        self.join(timeout=10)
+        return sum(value - self.start_values.get(pid, 0.0) for pid, value in self.seen.items())
+
+
+def tree_cpu_seconds(pid: int) -> float:
+    """CPU of a process and its children (gunicorn's master and workers, celery's pool)."""
+    return process_cpu_seconds(pid) + sum(process_cpu_seconds(child) for child in children_of(pid))
+
+
+# scripts/run.sh starts its worker at this niceness: on one machine the pages come first.
+WORKER_NICENESS = 10
+
+
+def start_worker(env: dict[str, str], data_dir: Path) -> subprocess.Popen:
+    """The scoring worker exactly as scripts/run.sh starts it (one process, every queue, beat)."""
+    from scoring import configs
+
+    log = (data_dir / "worker.log").open("ab")
+    queues = ",".join(configs.all_queues())  # cpu, llm and llm.<model> per judge model (worker_queues)
+    return subprocess.Popen(
+        ["nice", "-n", str(WORKER_NICENESS),
+         str(Path(sys.executable).parent / "celery"), "-A", "paraeval", "worker", "-Q", queues,
+         "--concurrency", "1", "--beat", "--schedule", str(data_dir / "celerybeat-schedule"), "--loglevel", "INFO"],
+        cwd=ROOT, env=env, stdout=log, stderr=subprocess.STDOUT,
+    )  # fmt: skip
+
+
+def wait_for_warm_worker(timeout: float) -> float:
+    """Queue one probe pair and wait for all its scores (the worker has loaded every model)."""
+    from annotate.models import Campaign, Pair
+    from scoring import configs, dispatch
+    from scoring.models import Score
+
+    campaign = Campaign.objects.create(slug="probe", name="Probe")
+    probe = Pair.objects.create(campaign=campaign, source="The cat sat on the mat.", hypothesis="A cat sat on a mat.")
+    wanted = len(configs.enabled())
+    started = time.monotonic()
+    dispatch.queue_missing([probe.pk])
+    while Score.objects.filter(pair=probe).count() < wanted:
+        if time.monotonic() - started > timeout:
+            raise RuntimeError(f"the worker did not score the probe pair within {timeout:.0f} s")
+        time.sleep(1)
+    return time.monotonic() - started
+
+
+def score_delays(slug: str) -> tuple[list[float], int]:
+    """Seconds from each answered pair's first judgement to its last score; pairs still lacking one."""
+    from django.db.models import Count, Max, Min
+
+    from annotate.models import Pair
+    from scoring import configs
+
+    wanted = len(configs.enabled())
+    rows = (
+        Pair.objects.filter(campaign__slug=slug, is_training=False, judgements__isnull=False)
+        .annotate(judged=Min("judgements__answered_at"), scored=Max("scores__computed_at"))
+        .annotate(n=Count("scores", distinct=True))
+        .values_list("judged", "scored", "n")
+    )
+    delays, missing = [], 0
+    for judged, scored, n in rows:
+        if n < wanted:
+            missing += 1
+        else:
+            delays.append((scored - judged).total_seconds())
+    return delays, missing
 
 
 # --- The volunteers ----------------------------------------------------------------------------
+
+
+COMPLETION_CODE = re.compile(rb'id="completion-code">([^<]+)<')
 
 
 @dataclass
@@ -253,46 +371,94 @@ class Stats:
     replays: int = 0  # second copies of an answer (double clicks)
     finished: int = 0
     errors: Counter[str] = field(default_factory=Counter)
+    codes: Counter[str] = field(default_factory=Counter)  # completion codes seen on end pages
+
+
+class ConnectionReset(Exception):
+    """The server closed or reset the connection under a request: counted as an error."""
 
 
 class Browser:
-    """A minimal HTTP client with cookies and one keep-alive connection."""
+    """A minimal HTTP client with cookies and one keep-alive connection.
 
-    def __init__(self, port: int, timeout: float) -> None:
+    Like a browser, it opens a new connection when the old one has been idle longer than the
+    server keeps it (gunicorn's keep-alive, 2 s); a connection closed or reset *under* a request
+    is an error, never retried silently.
+    """
+
+    IDLE_SECONDS = 1.5  # below gunicorn's default --keep-alive 2
+
+    def __init__(self, port: int, timeout: float, cookies: dict[str, str] | None = None) -> None:
         self.port = port
         self.timeout = timeout
-        self.cookies: dict[str, str] = {}
+        self.cookies: dict[str, str] = cookies if cookies is not None else {}
         self.conn = http.client.HTTPConnection("127.0.0.1", port, timeout=timeout)
+        self.last_used = time.monotonic()
 
     def request(self, method: str, path: str, form: dict[str, str] | None = None) -> tuple[int, str, bytes, float]:
         body = urllib.parse.urlencode(form).encode() if form is not None else None
         headers = {"Cookie": "; ".join(f"{k}={v}" for k, v in self.cookies.items())}
         if body is not None:
             headers["Content-Type"] = "application/x-www-form-urlencoded"
-        for attempt in (1, 2):
-            started = time.perf_counter()
-            try:
-                self.conn.request(method, path, body=body, headers=headers)
-                response = self.conn.getresponse()
-                content = response.read()
-            except (http.client.RemoteDisconnected, ConnectionResetError, BrokenPipeError):
-                # The server closed an idle keep-alive connection: reconnect once. Re-sending
-                # a POST is safe: answers are idempotent (and the count below checks it).
-                self.conn.close()
-                self.conn = http.client.HTTPConnection("127.0.0.1", self.port, timeout=self.timeout)
-                if attempt == 2:
-                    raise
-                continue
-            elapsed = (time.perf_counter() - started) * 1000
-            for header, value in response.getheaders():
-                if header.lower() == "set-cookie":
-                    name, _, rest = value.partition("=")
-                    self.cookies[name.strip()] = rest.split(";", 1)[0]
-            return response.status, response.getheader("Location", ""), content, elapsed
-        raise AssertionError("unreachable")
+        if time.monotonic() - self.last_used > self.IDLE_SECONDS:
+            self.conn.close()
+            self.conn = http.client.HTTPConnection("127.0.0.1", self.port, timeout=self.timeout)
+        started = time.perf_counter()
+        try:
+            self.conn.request(method, path, body=body, headers=headers)
+            response = self.conn.getresponse()
+            content = response.read()
+        except (http.client.RemoteDisconnected, ConnectionResetError, BrokenPipeError) as error:
+            self.conn.close()
+            self.conn = http.client.HTTPConnection("127.0.0.1", self.port, timeout=self.timeout)
+            raise ConnectionReset(f"{method} {type(error).__name__}") from error
+        finally:
+            self.last_used = time.monotonic()
+        elapsed = (time.perf_counter() - started) * 1000
+        for header, value in response.getheaders():
+            if header.lower() == "set-cookie":
+                name, _, rest = value.partition("=")
+                self.cookies[name.strip()] = rest.split(";", 1)[0]
+        return response.status, response.getheader("Location", ""), content, elapsed
+
+
+def double_click(browser: Browser, path: str, form: dict[str, str]) -> list[tuple[int, str, bytes, float]]:
+    """POST ``form`` twice at the same moment, on two connections (a true double click)."""
+    second = Browser(browser.port, browser.timeout, cookies=dict(browser.cookies))
+    barrier = threading.Barrier(2)
+    results: list[tuple[int, str, bytes, float] | BaseException] = [None, None]  # type: ignore[list-item]
+
+    def post(slot: int, client: Browser) -> None:
+        barrier.wait()
+        try:
+            results[slot] = client.request("POST", path, form)
+        except BaseException as error:  # noqa: BLE001 - re-raised by the caller
+            results[slot] = error
+
+    threads = [threading.Thread(target=post, args=(slot, client)) for slot, client in enumerate((browser, second))]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join()
+    second.conn.close()
+    for result in results:
+        if isinstance(result, BaseException):
+            raise result
+    return results  # type: ignore[return-value]
 
 
 def volunteer(number: int, port: int, slug: str, args: argparse.Namespace, stats: Stats, deadline: float) -> None:
+    try:
+        _volunteer(number, port, slug, args, stats, deadline)
+    except ConnectionReset as error:
+        with stats.lock:
+            stats.errors[f"connection reset ({error})"] += 1
+    except OSError as error:  # timeouts, refused connections
+        with stats.lock:
+            stats.errors[f"{type(error).__name__}"] += 1
+
+
+def _volunteer(number: int, port: int, slug: str, args: argparse.Namespace, stats: Stats, deadline: float) -> None:
     rng = random.Random(number)
     browser = Browser(port, timeout=args.request_timeout)
 
@@ -300,24 +466,46 @@ def volunteer(number: int, port: int, slug: str, args: argparse.Namespace, stats
         with stats.lock:
             stats.errors[reason] += 1
 
-    status, _, body, _ = browser.request("GET", f"/c/{slug}/")
+    # A crowd platform's participant arrives with its identifiers in the link.
+    platform_ids = (
+        {"PROLIFIC_PID": f"{number:024x}", "STUDY_ID": "load-study", "SESSION_ID": f"s{number}"}
+        if args.platform
+        else {}
+    )
+    query = "?" + "&".join(f"{key}={value}" for key, value in platform_ids.items()) if platform_ids else ""
+    status, _, body, _ = browser.request("GET", f"/c/{slug}/{query}")
     if status != 200:
         return fail(f"welcome {status}")
     token = CSRF_FIELD.search(body).group(1).decode()
     level = rng.choice(["poor", "good", "advanced", "native"])
     status, location, _, _ = browser.request(
-        "POST", f"/c/{slug}/", {"csrfmiddlewaretoken": token, "consent": "on", "english_level": level}
+        "POST",
+        f"/c/{slug}/",
+        {"csrfmiddlewaretoken": token, "consent": "on", "english_level": level, **platform_ids},
     )
     if status != 302 or not location.startswith("/v/"):
         return fail(f"start {status}")
     home = location
     while time.monotonic() < deadline:
         status, location, body, elapsed = browser.request("GET", home)
+        if status == 302 and location.endswith(("/guidelines/", "/training-done/")):
+            # The guidelines step before the training, the end-of-training page after it.
+            step_status, _, step_body, _ = browser.request("GET", location)
+            if step_status != 200:
+                return fail(f"step page {step_status}")
+            token = CSRF_FIELD.search(step_body).group(1).decode()
+            step_status, _, _, _ = browser.request("POST", location, {"csrfmiddlewaretoken": token})
+            if step_status != 302:
+                return fail(f"step {step_status}")
+            continue
         if status == 302 and location.endswith("/done/"):
-            status, _, _, _ = browser.request("GET", location)
+            status, _, done_body, _ = browser.request("GET", location)
             if status == 200:
                 with stats.lock:
                     stats.finished += 1
+                    if args.platform:
+                        found = COMPLETION_CODE.search(done_body)
+                        stats.codes[found.group(1).decode() if found else "none"] += 1
             return None
         if status != 200:
             return fail(f"pair page {status}")
@@ -327,19 +515,23 @@ def volunteer(number: int, port: int, slug: str, args: argparse.Namespace, stats
         token = CSRF_FIELD.search(body).group(1).decode()
         time.sleep(rng.uniform(args.think_min, args.think_max))
         form = {"csrfmiddlewaretoken": token, "pair": pair_id, "label": rng.choice(LABELS)}
-        status, location, _, elapsed = browser.request("POST", f"{home}answer/", form)
+        if rng.random() < args.replay_rate:
+            # A double click: both POSTs in flight at once, on two connections.
+            (status, location, _, elapsed), (replay_status, replay_location, _, replay_elapsed) = double_click(
+                browser, f"{home}answer/", form
+            )
+            with stats.lock:
+                stats.replays += 1
+                stats.replay_ms.append(replay_elapsed)
+            if replay_status != 302 or replay_location != location:
+                fail(f"double click {replay_status} {replay_location} vs {status} {location}")
+        else:
+            status, location, _, elapsed = browser.request("POST", f"{home}answer/", form)
         if status != 302:
             return fail(f"answer {status}")
         with stats.lock:
             stats.answers += 1
             stats.answer_ms.append(elapsed)
-        if rng.random() < args.replay_rate:
-            replay_status, replay_location, _, elapsed = browser.request("POST", f"{home}answer/", form)
-            with stats.lock:
-                stats.replays += 1
-                stats.replay_ms.append(elapsed)
-            if replay_status != 302 or replay_location != location:
-                fail(f"replay {replay_status}")
         if "/training/" in location:
             status, _, _, _ = browser.request("GET", location)
             if status != 200:
@@ -358,6 +550,8 @@ def main() -> int:
     parser.add_argument("--volunteers", type=int, default=100)
     parser.add_argument("--quota", type=int, default=50, help="campaign pairs per volunteer")
     parser.add_argument("--training", type=int, default=5)
+    parser.add_argument("--check-every", type=int, default=0, help="a check pair after every N pairs (0: none)")
+    parser.add_argument("--platform", action="store_true", help="a Prolific campaign: identifiers in the link")
     parser.add_argument("--judges", type=int, default=1, help="judges per pair (the campaign's target)")
     # Default pacing: 2-6 s to read two sentences and click, several times faster than the
     # 15 s per pair the welcome page announces; --think-min 0.5 --think-max 1.5 is a stress run.
@@ -368,12 +562,19 @@ def main() -> int:
     parser.add_argument("--threads", type=int, default=4, help="threads per worker (scripts/run.sh: 4)")
     parser.add_argument("--time-limit", type=float, default=600, help="seconds after which volunteers stop")
     parser.add_argument("--request-timeout", type=float, default=30)
+    parser.add_argument("--warm-timeout", type=float, default=600, help="seconds for the worker's warm-up")
+    parser.add_argument("--drain", type=float, default=120, help="seconds to wait for the last scores")
+    parser.add_argument(
+        "--stress", action="store_true", help="saturation point: no think time (each volunteer answers at once)"
+    )
     parser.add_argument(
         "--admin-url",
         default=os.environ.get("LOAD_ADMIN_DATABASE_URL", "postgres://postgres@127.0.0.1:5432/postgres"),
         help="a PostgreSQL database to connect to while creating and dropping the throwaway one",
     )
     args = parser.parse_args()
+    if args.stress:
+        args.think_min = args.think_max = 0.0
 
     name = f"paraeval_load_{os.getpid()}_{secrets.token_hex(3)}"
     data_dir = Path(tempfile.mkdtemp(prefix="paraeval-load-"))
@@ -388,6 +589,14 @@ def main() -> int:
         "LOG_LEVEL": "WARNING",
     }
     env.pop("REDIS_URL", None)  # the embedded broker, as scripts/run.sh uses by default
+    # The pool's pairs are created without queueing their scores (an import would queue them
+    # long before the campaign): only the answers queue work, and the sweep waits an hour.
+    env["PARAEVAL_SWEEP_SECONDS"] = "3600"
+    # Every simulated volunteer starts from 127.0.0.1: lift the per-address start limit
+    # (30 per 10 minutes by default), which would otherwise refuse all but the first 30.
+    env["PARAEVAL_START_RATE"] = "1000000/1m"
+    # WordNet (METEOR) as scripts/setup.sh installed it, not in the throwaway data folder.
+    env.setdefault("NLTK_DATA", str(Path(os.environ.get("PARAEVAL_DATA_DIR", ROOT / "data")) / "nltk_data"))
     os.environ.update(env)
     sys.path.insert(0, str(ROOT))
     create_database(args.admin_url, name)
@@ -411,6 +620,9 @@ def run(args: argparse.Namespace, env: dict[str, str], data_dir: Path, database:
     subprocess.run(
         [sys.executable, "manage.py", "collectstatic", "--noinput", "-v", "0"], cwd=ROOT, env=env, check=True
     )
+    worker = start_worker(env, data_dir)
+    warm = wait_for_warm_worker(args.warm_timeout)
+    print(f"scoring worker started as scripts/run.sh does; warm (probe pair scored) after {warm:.0f} s", flush=True)
     server, port = start_gunicorn(args, env, data_dir / "gunicorn.log")
     try:
         print(
@@ -427,7 +639,10 @@ def run(args: argparse.Namespace, env: dict[str, str], data_dir: Path, database:
             flush=True,
         )
         stats = Stats()
-        web_before, db_before = server_cpu_seconds(server.pid, database, args.admin_url)
+        web_before = tree_cpu_seconds(server.pid)
+        worker_before = tree_cpu_seconds(worker.pid)
+        postgres = PostgresCpu(database, args.admin_url)
+        postgres.start()
         client_before = time.process_time()
         deadline = time.monotonic() + args.time_limit
         started = time.monotonic()
@@ -441,14 +656,21 @@ def run(args: argparse.Namespace, env: dict[str, str], data_dir: Path, database:
         for thread in threads:
             thread.join(timeout=max(1.0, deadline - time.monotonic() + args.request_timeout + 5))
         wall = time.monotonic() - started
-        web_after, db_after = server_cpu_seconds(server.pid, database, args.admin_url)
+        web_after = tree_cpu_seconds(server.pid)
+        worker_after = tree_cpu_seconds(worker.pid)
+        db_cpu = postgres.stop()
         client_cpu = time.process_time() - client_before
+        # Give the worker a bounded time to score what was answered last.
+        drain_until = time.monotonic() + args.drain
+        while score_delays(slug)[1] and time.monotonic() < drain_until:
+            time.sleep(2)
     finally:
-        server.send_signal(signal.SIGTERM)
-        try:
-            server.wait(timeout=30)
-        except subprocess.TimeoutExpired:
-            server.kill()
+        for process in (server, worker):
+            process.send_signal(signal.SIGTERM)
+            try:
+                process.wait(timeout=60)
+            except subprocess.TimeoutExpired:
+                process.kill()
 
     from django.db.models import Count
 
@@ -457,7 +679,8 @@ def run(args: argparse.Namespace, env: dict[str, str], data_dir: Path, database:
     judgements = Judgement.objects.filter(pair__campaign__slug=slug)
     stored = judgements.count()
     doubled = judgements.values("volunteer", "pair").annotate(n=Count("pk")).filter(n__gt=1).count()
-    per_pair = Pair.objects.filter(campaign__slug=slug, is_training=False).annotate(n=Count("judgements"))
+    per_pair = Pair.objects.filter(campaign__slug=slug, is_training=False, is_check=False)
+    per_pair = per_pair.annotate(n=Count("judgements"))
     over_target = per_pair.filter(n__gt=args.judges).count()
     answers = stats.answer_ms
     lost = stats.answers - stored
@@ -470,12 +693,21 @@ def run(args: argparse.Namespace, env: dict[str, str], data_dir: Path, database:
     print(f"pair page latency:   p50 {percentile(stats.page_ms, 50):.1f} ms, "
           f"p95 {percentile(stats.page_ms, 95):.1f} ms")  # fmt: skip
     cycles = max(1, len(answers))
+    delays, unscored = score_delays(slug)
+    print(f"judgement -> last score ({len(delays)} pairs, the worker running meanwhile): "
+          f"median {percentile(delays, 50):.1f} s, p95 {percentile(delays, 95):.1f} s, "
+          f"max {max(delays, default=float('nan')):.1f} s; {unscored} answered pairs still unscored "
+          f"{args.drain:.0f} s after the end; worker CPU {(worker_after - worker_before) / cycles * 1000:.0f} ms "
+          f"per answer")  # fmt: skip
     print(f"CPU per answer (its POST and the next page): web {(web_after - web_before) / cycles * 1000:.1f} ms, "
-          f"PostgreSQL {(db_after - db_before) / cycles * 1000:.1f} ms, "
+          f"PostgreSQL {db_cpu / cycles * 1000:.1f} ms (closed connections included), "
           f"load client {client_cpu / cycles * 1000:.1f} ms")  # fmt: skip
     print(f"volunteers finished: {stats.finished}/{args.volunteers}; errors: {dict(stats.errors) or 'none'}")
     print(f"answers sent: {stats.answers}; judgements stored: {stored}; lost: {lost}; doubled: {doubled}; "
           f"pairs over target: {over_target}")  # fmt: skip
+    if args.check_every or args.platform:
+        checks = judgements.filter(is_check=True).count()
+        print(f"check answers: {checks}; completion codes on end pages: {dict(stats.codes) or 'none'}")
     ok = lost == 0 and doubled == 0 and over_target == 0 and not stats.errors
     print("RESULT:", "OK" if ok else "FAILED")
     return 0 if ok else 1

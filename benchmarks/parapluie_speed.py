@@ -1,6 +1,6 @@
 """ParaPLUIE: the fast path against the paper's two-pass reference, same process, same pairs.
 
-    .venv/bin/python benchmarks/parapluie_speed.py [--pairs 200] [--templates direct,fs_direct,indirect]
+    .venv/bin/python benchmarks/parapluie_speed.py [--pairs 200] [--templates direct,fs_direct,indirect] [--threads 1]
 
 On the embedded model (SmolLM2-135M-Instruct, float32, CPU) and the first ``--pairs`` pairs of
 MRPC's test file (``../shared/data/mrpc/``), for each template:
@@ -17,6 +17,14 @@ wall-clock time; on CPU the ratio of process CPU time is printed too, which othe
 on a shared machine disturb less. "max |fast - ref|" compares with the reference whose mean
 cross-entropies are accumulated in float64; "ref32" is the same two passes with float32 means
 (``model(labels=...).loss``), whose own rounding grows with the prompt's length.
+
+On a CPU the run uses the worker's thread count (``--threads``, default
+``PARAEVAL_WORKER_THREADS`` = 1; 0 keeps torch's default). Beside each ratio it prints the FLOP
+bound: the reference's FLOPs over the fast path's (``benchmarks/parapluie_flops.py``: matrix
+products, attention and logits; the shared prefix's one-time pass included), the ratio a
+method would reach at the same FLOP rate as the reference; "of bound" is the measured ratio
+(CPU time on a CPU) over it. For a model of Mistral-7B's shape against the hardware's own
+matrix-multiply rate, see ``benchmarks/parapluie_gpu.py``.
 
 INDIRECT generates each explanation E first (greedy, batched, at most ``--max-new-tokens``),
 once: both methods then score the same E, and both times include generating it (the ratio of
@@ -60,6 +68,9 @@ from scoring.metrics.base import Pair  # noqa: E402
 from scoring.metrics.lm import CausalLM, build_random_lm, load_lm, load_tokenizer  # noqa: E402
 from scoring.metrics.parapluie_engine import TemplateScorer, answer_spelling_mass  # noqa: E402
 from scoring.metrics.templates import TemplateKind, get_template  # noqa: E402
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+from parapluie_flops import fast_flops, forward_flops, reference_flops, shape_of  # noqa: E402
 
 MRPC_TEST = ROOT.parent / "shared" / "data" / "mrpc" / "msr_paraphrase_test.txt"
 
@@ -108,9 +119,11 @@ class Row:
     max_difference_float32: float
     generation_seconds: float | None = None
     scoring_only: tuple[float, float] | None = None  # INDIRECT: seconds after E, reference and fast
+    bound: float | None = None  # reference FLOPs / fast FLOPs (not for INDIRECT: generation)
 
     def cells(self, cuda: bool) -> list[str]:
         ratio = self.reference.wall / self.fast.wall
+        measured = ratio if cuda else self.reference.cpu / self.fast.cpu
         cells = [
             self.template,
             f"{self.prompt_tokens:.0f}",
@@ -120,7 +133,11 @@ class Row:
             f"{ratio:.1f}x",
         ]
         if not cuda:
-            cells.append(f"{self.reference.cpu / self.fast.cpu:.1f}x")
+            cells.append(f"{measured:.1f}x")
+        if self.bound is not None:
+            cells += [f"{self.bound:.1f}x", f"{100 * measured / self.bound:.0f}%"]
+        else:
+            cells += ["-", "-"]
         cells += [f"{self.max_difference:.1e}", f"{self.max_difference_float32:.1e}"]
         return cells
 
@@ -159,6 +176,16 @@ def measure(lm: CausalLM, name: str, pairs: Sequence[Pair], options: argparse.Na
                 lambda chunk=chunk: scorer.score(chunk, batch_size=options.batch_size, max_new_tokens=0)
             )
     prefix = scorer.follow_up_prefix if template.kind is TemplateKind.INDIRECT else scorer.question_prefix
+    bound = None
+    if template.kind is not TemplateKind.INDIRECT and prefix is not None:
+        shape = shape_of(lm.model)
+        shared = len(prefix.ids)
+        prompts = scorer.question_ids(pairs)
+        reference_total = sum(reference_flops(shape, len(ids)) for ids in prompts)
+        fast_total = forward_flops(shape, shared) + sum(
+            fast_flops(shape, len(ids), shared if ids[:shared] == prefix.ids else 0) for ids in prompts
+        )
+        bound = reference_total / fast_total
     scoring_only = None
     if template.kind is TemplateKind.INDIRECT:
         # E is generated once (batched) and both methods score it: both pay for it.
@@ -179,6 +206,7 @@ def measure(lm: CausalLM, name: str, pairs: Sequence[Pair], options: argparse.Na
         ),
         generation_seconds=generation.wall if scoring_only else None,
         scoring_only=scoring_only,
+        bound=bound,
     )
 
 
@@ -186,7 +214,7 @@ def print_table(rows: list[Row], cuda: bool) -> None:
     header = ["template", "prompt tokens", "shared prefix", "reference pairs/s", "fast pairs/s", "ratio"]
     if not cuda:
         header.append("CPU-time ratio")
-    header += ["max |fast - ref|", "max |fast - ref32|"]
+    header += ["FLOP bound", "of bound", "max |fast - ref|", "max |fast - ref32|"]
     table = [header, *(row.cells(cuda) for row in rows)]
     widths = [max(len(line[column]) for line in table) for column in range(len(header))]
     for line in table:
@@ -207,9 +235,18 @@ def main() -> None:
         "--random-init-config", default=None, help="config.json of a model to build with random weights."
     )
     parser.add_argument("--tokenizer", default="embedded", help="Stand-in tokenizer for --random-init-config.")
+    parser.add_argument(
+        "--threads",
+        type=int,
+        default=settings.PARAEVAL_WORKER_THREADS,
+        help="CPU threads (default: a worker's, PARAEVAL_WORKER_THREADS; 0: torch's default).",
+    )
     options = parser.parse_args()
 
     import torch
+
+    if options.threads > 0:
+        torch.set_num_threads(options.threads)
 
     cuda = options.device.startswith("cuda")
     pairs = mrpc_pairs(options.pairs)

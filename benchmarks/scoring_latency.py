@@ -78,7 +78,8 @@ def peak_rss(pid: int, field: str = "VmHWM:") -> dict[str, float]:
     return result
 
 
-_TASK_DONE = re.compile(r"succeeded in ([0-9.]+)s: \{'metric': '([a-z0-9_]+)'")
+# A score_pairs task logs one result per configuration: its metric and the seconds it took.
+_TASK_DONE = re.compile(r"'metric': '([a-z0-9_]+)'[^{}]*?'seconds': ([0-9.e-]+)")
 
 
 def task_seconds(log_path: Path, offset: int) -> dict[str, float]:
@@ -87,9 +88,10 @@ def task_seconds(log_path: Path, offset: int) -> dict[str, float]:
     with log_path.open(errors="replace") as log:
         log.seek(offset)
         for line in log:
-            match = _TASK_DONE.search(line)
-            if match:
-                spent[match.group(2)] = spent.get(match.group(2), 0.0) + float(match.group(1))
+            if "succeeded in" not in line:
+                continue
+            for match in _TASK_DONE.finditer(line):
+                spent[match.group(1)] = spent.get(match.group(1), 0.0) + float(match.group(2))
     return spent
 
 
@@ -169,7 +171,7 @@ def main() -> None:
         "paraeval",
         "worker",
         "-Q",
-        "llm,cpu",
+        ",".join(configs.all_queues()),  # every queue, as manage.py worker_queues prints them
         "--concurrency",
         "1",
         "--beat",
@@ -253,7 +255,7 @@ def main() -> None:
         f"{settings.PARAEVAL_SCORING_BATCH_SIZE}); the one worker process takes both queues in turn:"
     )
     total_span = max(row["last"].timestamp() for row in per_config) - bulk_started
-    for queue in ("llm", "cpu"):
+    for queue in configs.all_queues():
         rows = [row for row in per_config if row["metric_config__queue"] == queue]
         if not rows:
             continue

@@ -7,6 +7,7 @@ typo in a deployment fails at start-up instead of silently falling back to a def
 from __future__ import annotations
 
 import os
+import re
 
 from django.core.exceptions import ImproperlyConfigured
 
@@ -14,9 +15,35 @@ _TRUE = {"1", "true", "yes", "on"}
 _FALSE = {"0", "false", "no", "off", ""}
 
 
-def env_str(name: str, default: str = "") -> str:
-    """Return the variable as a string, or ``default`` when it is unset."""
+def env_str(name: str, default: str = "", *, allow_file: bool = False) -> str:
+    """Return the variable as a string, or ``default`` when it is unset.
+
+    With ``allow_file`` the value may instead come from the file named by ``<name>_FILE``
+    (Docker / Kubernetes secrets), so that a password never sits in the environment.
+    """
+    if allow_file:
+        secret = _read_file_variable(name)
+        if secret is not None:
+            return secret
     return os.environ.get(name, default)
+
+
+def _read_file_variable(name: str) -> str | None:
+    """The content of the file ``<name>_FILE`` names (trailing newline dropped), or None when unset."""
+    file_variable = f"{name}_FILE"
+    path = os.environ.get(file_variable, "").strip()
+    if not path:
+        return None
+    if os.environ.get(name):
+        raise ImproperlyConfigured(f"set {name} or {file_variable}, not both")
+    try:
+        with open(path, encoding="utf-8") as handle:
+            value = handle.read().rstrip("\r\n")
+    except OSError as error:
+        raise ImproperlyConfigured(f"{file_variable}={path!r} cannot be read: {error.strerror}") from None
+    if not value:
+        raise ImproperlyConfigured(f"{file_variable}={path!r} is an empty file")
+    return value
 
 
 def env_bool(name: str, default: bool = False) -> bool:
@@ -71,3 +98,16 @@ def env_choice(name: str, default: str, choices: set[str]) -> str:
     if value not in choices:
         raise ImproperlyConfigured(f"{name}={value!r} must be one of {', '.join(sorted(choices))}")
     return value
+
+
+# django-ratelimit's grammar ("30/10m": 30 per 10 minutes) and DRF's ("60/min", no multiplier).
+_RATE = re.compile(r"^[1-9]\d*/\d*[smhd]$")
+_DRF_RATE = re.compile(r"^[1-9]\d*/(?:s|sec|second|m|min|minute|h|hour|d|day)$")
+
+
+def checked_rate(name: str, value: str, *, drf: bool = False) -> str:
+    """Refuse a malformed rate, naming the variable ("30/10m"; DRF's throttles: "60/min")."""
+    if (_DRF_RATE if drf else _RATE).match(value.strip()):
+        return value.strip()
+    example = "60/min, 1000/hour or 10000/day" if drf else "30/10m (30 per 10 minutes), 5/m or 100/h"
+    raise ImproperlyConfigured(f"{name}={value!r} is not a rate (e.g. {example})")

@@ -7,12 +7,24 @@ to PostgreSQL (psycopg 3) and ``REDIS_URL`` to a Redis broker shared by many wor
 
 from __future__ import annotations
 
+import datetime
+import os
 from pathlib import Path
 
 import dj_database_url
 from django.core.exceptions import ImproperlyConfigured
 
-from paraeval.env import env_bool, env_choice, env_float, env_int, env_list, env_str
+from paraeval.env import checked_rate, env_bool, env_choice, env_float, env_int, env_list, env_str
+from scoring.metrics.judges import default_name as default_judge_name
+from scoring.metrics.judges import parse_models as parse_judge_models
+from scoring.metrics.specs import SpecError, split_list
+
+
+def env_specs(name: str, default: list[str]) -> list[str]:
+    """A list of metric specs: commas inside [...] belong to a spec, not to the list."""
+    raw = os.environ.get(name)
+    return list(default) if raw is None else split_list(raw)
+
 
 BASE_DIR = Path(__file__).resolve().parent.parent
 DATA_DIR = Path(env_str("PARAEVAL_DATA_DIR", str(BASE_DIR / "data"))).resolve()
@@ -20,7 +32,8 @@ DATA_DIR = Path(env_str("PARAEVAL_DATA_DIR", str(BASE_DIR / "data"))).resolve()
 # --- Core -----------------------------------------------------------------------------------
 
 DEBUG = env_bool("DEBUG", False)
-SECRET_KEY = env_str("SECRET_KEY")
+# SECRET_KEY_FILE (like DATABASE_URL_FILE, DATABASE_PASSWORD_FILE, REDIS_URL_FILE) names a file holding it.
+SECRET_KEY = env_str("SECRET_KEY", allow_file=True)
 if not SECRET_KEY:
     if not DEBUG:
         raise ImproperlyConfigured("SECRET_KEY must be set when DEBUG is off (scripts/run.sh generates one)")
@@ -44,12 +57,19 @@ INSTALLED_APPS = [
     "drf_spectacular",
     "drf_spectacular_sidecar",  # Swagger UI / ReDoc assets served locally, never from a CDN
     "django_filters",
+    "django_ratelimit",  # only its system checks: the limits cache must be shared and atomic
+    "axes",  # the admin login's lockout after repeated failures
     "annotate",
     "scoring",
 ]
 
 MIDDLEWARE = [
     "django.middleware.security.SecurityMiddleware",
+    "csp.middleware.CSPMiddleware",
+    "paraeval.middleware.PermissionsPolicyMiddleware",
+    # Before anything reads the body or looks a token, session or slug up.
+    "paraeval.middleware.RequestSizeMiddleware",
+    "paraeval.middleware.InvalidTextMiddleware",
     "whitenoise.middleware.WhiteNoiseMiddleware",
     "django.contrib.sessions.middleware.SessionMiddleware",
     "django.middleware.common.CommonMiddleware",
@@ -57,6 +77,8 @@ MIDDLEWARE = [
     "django.contrib.auth.middleware.AuthenticationMiddleware",
     "django.contrib.messages.middleware.MessageMiddleware",
     "django.middleware.clickjacking.XFrameOptionsMiddleware",
+    # Last, as django-axes asks: it turns a locked-out login into the lockout page.
+    "axes.middleware.AxesMiddleware",
 ]
 
 ROOT_URLCONF = "paraeval.urls"
@@ -79,21 +101,28 @@ TEMPLATES = [
 
 # --- Database -------------------------------------------------------------------------------
 
-DATABASE_URL = env_str("DATABASE_URL")
+DATABASE_URL = env_str("DATABASE_URL", allow_file=True)
+_database_password = env_str("DATABASE_PASSWORD", allow_file=True)
+if _database_password and not DATABASE_URL:
+    raise ImproperlyConfigured("DATABASE_PASSWORD (or DATABASE_PASSWORD_FILE) needs DATABASE_URL")
 if DATABASE_URL:
     if not DATABASE_URL.startswith(("postgres://", "postgresql://", "sqlite://")):
         raise ImproperlyConfigured("DATABASE_URL must be a postgres:// or sqlite:// URL")
     _database = dj_database_url.parse(DATABASE_URL, conn_max_age=env_int("DB_CONN_MAX_AGE", 60, minimum=0))
     if _database["ENGINE"] == "django.db.backends.postgresql":
         _database["CONN_HEALTH_CHECKS"] = True
+    # The password may live apart from the URL (a Docker secret): it wins over the URL's.
+    if _database_password:
+        _database["PASSWORD"] = _database_password
 else:
-    # SQLite cannot create its parent folder; a fresh checkout has no data/ yet.
-    DATA_DIR.mkdir(parents=True, exist_ok=True)
     _database = {
         "ENGINE": "django.db.backends.sqlite3",
-        "NAME": DATA_DIR / "paraeval.sqlite3",
+        "NAME": str(DATA_DIR / "paraeval.sqlite3"),
     }
 if _database["ENGINE"] == "django.db.backends.sqlite3":
+    # Django's SQLite backend, creating the file's folder on first connection (a fresh
+    # checkout has no data/ yet): settings create no folder themselves.
+    _database["ENGINE"] = "paraeval.sqlite"
     # IMMEDIATE transactions take the write lock up front: concurrent writers queue on the
     # timeout instead of failing with "database is locked" when a read upgrades to a write.
     _database["OPTIONS"] = {
@@ -111,7 +140,11 @@ AUTH_PASSWORD_VALIDATORS = [
     {"NAME": "django.contrib.auth.password_validation.NumericPasswordValidator"},
 ]
 
-LANGUAGE_CODE = "en-us"
+LANGUAGE_CODE = "en"
+# The volunteer pages are translated (annotate/views.py activates a campaign's or the volunteer's
+# language); staff pages stay in English. Messages live in locale/ (compiled .mo files are committed).
+LANGUAGES = [("en", "English"), ("fr", "French")]
+LOCALE_PATHS = [BASE_DIR / "locale"]
 TIME_ZONE = env_str("TIME_ZONE", "UTC")
 USE_I18N = True
 USE_TZ = True
@@ -136,6 +169,124 @@ SESSION_COOKIE_SECURE = env_bool("SECURE_COOKIES", False)
 CSRF_COOKIE_SECURE = SESSION_COOKIE_SECURE
 SESSION_COOKIE_HTTPONLY = True
 
+# --- HTTPS and security headers -----------------------------------------------------------------
+
+# SECURE_COOKIES=1 declares that the site is served over HTTPS: it also turns on, unless set
+# otherwise, the redirect to HTTPS and HSTS (one year, subdomains, preload), which is what
+# `manage.py check --deploy` asks for. Behind a proxy that ends TLS, set SECURE_PROXY_SSL_HEADER
+# (e.g. HTTP_X_FORWARDED_PROTO,https) or the redirect loops.
+SECURE_SSL_REDIRECT = env_bool("SECURE_SSL_REDIRECT", SESSION_COOKIE_SECURE)
+SECURE_HSTS_SECONDS = env_int("SECURE_HSTS_SECONDS", 31_536_000 if SESSION_COOKIE_SECURE else 0, minimum=0)
+SECURE_HSTS_INCLUDE_SUBDOMAINS = env_bool("SECURE_HSTS_INCLUDE_SUBDOMAINS", SESSION_COOKIE_SECURE)
+SECURE_HSTS_PRELOAD = env_bool("SECURE_HSTS_PRELOAD", SESSION_COOKIE_SECURE)
+# Never trusted by default: a client could claim HTTPS with the header.
+_proxy_ssl_header = env_str("SECURE_PROXY_SSL_HEADER").strip()
+if _proxy_ssl_header:
+    _header, _, _value = (part.strip() for part in _proxy_ssl_header.partition(","))
+    if not _header.startswith("HTTP_") or not _value:
+        raise ImproperlyConfigured(
+            f"SECURE_PROXY_SSL_HEADER={_proxy_ssl_header!r} must be META_NAME,value (e.g. HTTP_X_FORWARDED_PROTO,https)"
+        )
+    SECURE_PROXY_SSL_HEADER = (_header, _value)
+SECURE_CONTENT_TYPE_NOSNIFF = True
+SECURE_REFERRER_POLICY = "same-origin"
+SECURE_CROSS_ORIGIN_OPENER_POLICY = "same-origin"
+X_FRAME_OPTIONS = "DENY"
+# No page uses a device or payment API (paraeval.middleware.PermissionsPolicyMiddleware).
+PARAEVAL_PERMISSIONS_POLICY = env_str(
+    "PARAEVAL_PERMISSIONS_POLICY",
+    "accelerometer=(), camera=(), geolocation=(), gyroscope=(), magnetometer=(), microphone=(), payment=(), usb=()",
+)
+# Content-Security-Policy (django-csp): the templates have no inline script or style, and every
+# file is served from this site. The API docs (Swagger UI, ReDoc) relax style-src on their
+# routes only (paraeval/api_urls.py).
+CONTENT_SECURITY_POLICY = {
+    "DIRECTIVES": {
+        "default-src": ["'self'"],
+        "script-src": ["'self'"],
+        "style-src": ["'self'"],
+        "img-src": ["'self'", "data:"],
+        "object-src": ["'none'"],
+        "base-uri": ["'none'"],
+        "frame-ancestors": ["'none'"],
+        "form-action": ["'self'"],
+    },
+}
+
+# --- Limits ---------------------------------------------------------------------------------
+
+# Counters shared by every web process (gunicorn runs several): Redis when there is one, else
+# files in the data folder with a cross-process lock. The default cache stays per-process
+# memory: it only holds reports that each process may recompute.
+LIMITS_CACHE_DIR = DATA_DIR / "cache" / "limits"
+# REDIS_URL (or REDIS_URL_FILE): the Celery broker below, and these counters.
+REDIS_URL = env_str("REDIS_URL", allow_file=True)
+CACHES = {
+    "default": {"BACKEND": "django.core.cache.backends.locmem.LocMemCache"},
+    "limits": (
+        {"BACKEND": "django.core.cache.backends.redis.RedisCache", "LOCATION": REDIS_URL, "KEY_PREFIX": "paraeval"}
+        if REDIS_URL
+        else {
+            "BACKEND": "paraeval.cache.SharedFileCache",
+            "LOCATION": str(LIMITS_CACHE_DIR),
+            # Culling drops random entries (counters too): keep it for real floods only.
+            "OPTIONS": {"MAX_ENTRIES": 20_000},
+        }
+    ),
+    # Reports, their bootstrap intervals and meta-evaluations: written by the cpu worker, read by
+    # the web processes, so shared between processes (never the per-process default).
+    "analyses": (
+        {
+            "BACKEND": "django.core.cache.backends.redis.RedisCache",
+            "LOCATION": REDIS_URL,
+            "KEY_PREFIX": "paraeval-analyses",
+        }
+        if REDIS_URL
+        else {
+            "BACKEND": "paraeval.cache.SharedFileCache",
+            "LOCATION": str(DATA_DIR / "cache" / "analyses"),
+            "OPTIONS": {"MAX_ENTRIES": 2_000},
+        }
+    ),
+}
+RATELIMIT_USE_CACHE = "limits"
+RATELIMIT_IP_META_KEY = "paraeval.ratelimit.client_ip"
+# django-ratelimit only vouches for memcached and django-redis; Django's own RedisCache and
+# paraeval.cache.SharedFileCache increment atomically too.
+SILENCED_SYSTEM_CHECKS = ["django_ratelimit.W001"]
+# Reverse proxies of ours in front of the server (each appends to X-Forwarded-For); 0: the
+# header is ignored and the client is REMOTE_ADDR (paraeval.ratelimit.client_ip).
+PARAEVAL_TRUSTED_PROXIES = env_int("PARAEVAL_TRUSTED_PROXIES", 0, minimum=0)
+# New volunteers per client address ("30/10m": 30 every 10 minutes); a lab's NAT shares one.
+PARAEVAL_START_RATE = checked_rate("PARAEVAL_START_RATE", env_str("PARAEVAL_START_RATE", "30/10m"))
+# Failed admin logins per address and user name (django-axes), and failed API tokens per
+# address, before a lockout of that many minutes.
+PARAEVAL_LOGIN_FAILURE_LIMIT = env_int("PARAEVAL_LOGIN_FAILURE_LIMIT", 5, minimum=1)
+PARAEVAL_LOGIN_LOCKOUT_MINUTES = env_int("PARAEVAL_LOGIN_LOCKOUT_MINUTES", 15, minimum=1)
+# DRF throttles: anonymous API calls per address, authenticated ones per account.
+PARAEVAL_API_ANON_RATE = checked_rate("PARAEVAL_API_ANON_RATE", env_str("PARAEVAL_API_ANON_RATE", "60/min"), drf=True)
+PARAEVAL_API_USER_RATE = checked_rate("PARAEVAL_API_USER_RATE", env_str("PARAEVAL_API_USER_RATE", "1200/min"), drf=True)
+# Largest API request body: 50,000 MRPC-size records take about 15 MiB of JSON.
+PARAEVAL_API_MAX_BODY_MB = env_int("PARAEVAL_API_MAX_BODY_MB", 32, minimum=1)
+# Django's own limit would answer a bare HTML 400 first: raise it to the API's, and let
+# paraeval.middleware.RequestSizeMiddleware hold every other page to Django's 2.5 MiB.
+DATA_UPLOAD_MAX_MEMORY_SIZE = PARAEVAL_API_MAX_BODY_MB * 1024 * 1024
+# Most bootstrap resamples a report may ask for (the API's and evaluate_metrics' --resamples).
+PARAEVAL_MAX_RESAMPLES = env_int("PARAEVAL_MAX_RESAMPLES", 10_000, minimum=0)
+
+AUTHENTICATION_BACKENDS = [
+    "axes.backends.AxesStandaloneBackend",
+    "django.contrib.auth.backends.ModelBackend",
+]
+AXES_FAILURE_LIMIT = PARAEVAL_LOGIN_FAILURE_LIMIT
+AXES_COOLOFF_TIME = datetime.timedelta(minutes=PARAEVAL_LOGIN_LOCKOUT_MINUTES)
+AXES_LOCKOUT_PARAMETERS = [["ip_address", "username"]]
+AXES_RESET_ON_SUCCESS = True
+AXES_CLIENT_IP_CALLABLE = "paraeval.ratelimit.client_ip"
+AXES_LOCKOUT_CALLABLE = "paraeval.ratelimit.login_lockout_response"
+# No start-up banner on every manage.py command; failures and lockouts are still logged (warnings).
+AXES_VERBOSE = False
+
 LOGGING = {
     "version": 1,
     "disable_existing_loggers": False,
@@ -147,15 +298,22 @@ LOGGING = {
 
 REST_FRAMEWORK = {
     "DEFAULT_AUTHENTICATION_CLASSES": [
-        "rest_framework.authentication.TokenAuthentication",
+        # DRF's TokenAuthentication, with a lockout after repeated bad tokens from one address.
+        "paraeval.ratelimit.LimitedTokenAuthentication",
         "rest_framework.authentication.SessionAuthentication",
     ],
     # Staff only, for every API view: anonymous callers and volunteer tokens get 401/403.
     "DEFAULT_PERMISSION_CLASSES": ["rest_framework.permissions.IsAdminUser"],
     "DEFAULT_PAGINATION_CLASS": "annotate.api.pagination.ApiPagination",
-    "DEFAULT_FILTER_BACKENDS": ["django_filters.rest_framework.DjangoFilterBackend"],
+    # django-filter, refusing a filter given with an empty value (?origin=) as the schema does.
+    "DEFAULT_FILTER_BACKENDS": ["annotate.api.filters.NonEmptyFilterBackend"],
     "PAGE_SIZE": env_int("API_PAGE_SIZE", 100, minimum=1),
-    "DEFAULT_SCHEMA_CLASS": "drf_spectacular.openapi.AutoSchema",
+    # drf-spectacular, with the errors every operation can answer documented (401, 403, 429...).
+    "DEFAULT_SCHEMA_CLASS": "annotate.api.schema.ErrorDocumentingAutoSchema",
+    "DEFAULT_THROTTLE_CLASSES": ["paraeval.ratelimit.ApiAnonThrottle", "paraeval.ratelimit.ApiUserThrottle"],
+    "NUM_PROXIES": PARAEVAL_TRUSTED_PROXIES,
+    # Refuses NUL characters and lone surrogates anywhere in a request body (a 400, not a 500).
+    "DEFAULT_CONTENT_NEGOTIATION_CLASS": "paraeval.api_negotiation.CheckedContentNegotiation",
 }
 SPECTACULAR_SETTINGS = {
     "TITLE": "ParaEval API",
@@ -165,6 +323,8 @@ SPECTACULAR_SETTINGS = {
     "SERVE_PERMISSIONS": ["rest_framework.permissions.IsAdminUser"],
     "SWAGGER_UI_DIST": "SIDECAR",
     "SWAGGER_UI_FAVICON_HREF": "SIDECAR",
+    # No badge image from the public validator (the CSP would block it; it would leak the URL).
+    "SWAGGER_UI_SETTINGS": {"deepLinking": True, "validatorUrl": None},
     "REDOC_DIST": "SIDECAR",
     # The five answers appear in several schemas (judgement label, expected training label): one name.
     "ENUM_NAME_OVERRIDES": {"LabelEnum": "annotate.models.LABEL_CHOICES"},
@@ -174,16 +334,20 @@ SPECTACULAR_SETTINGS = {
 
 # How long a served pair stays reserved for the volunteer it was shown to.
 PARAEVAL_RESERVATION_MINUTES = env_int("PARAEVAL_RESERVATION_MINUTES", 20, minimum=1)
+# Until a volunteer's first campaign answer their reservation is this short (see allocation).
+PARAEVAL_FIRST_RESERVATION_MINUTES = env_int("PARAEVAL_FIRST_RESERVATION_MINUTES", 3, minimum=1)
 # Longest sentence the importer accepts, in characters.
 PARAEVAL_MAX_SENTENCE_LENGTH = env_int("PARAEVAL_MAX_SENTENCE_LENGTH", 1000, minimum=1)
 # Campaign loaded by `manage.py load_demo` and printed by the run script.
 PARAEVAL_DEMO_CAMPAIGN = env_str("PARAEVAL_DEMO_CAMPAIGN", "demo")
+# Campaign whose volunteer link the public home page shows to visitors who are not staff
+# (a slug; empty: the home page links to no campaign).
+PARAEVAL_PUBLIC_CAMPAIGN = env_str("PARAEVAL_PUBLIC_CAMPAIGN", "")
 # Bootstrap resamples behind the dashboard's 95% confidence intervals (0 turns them off).
 PARAEVAL_BOOTSTRAP_RESAMPLES = env_int("PARAEVAL_BOOTSTRAP_RESAMPLES", 1000, minimum=0)
 
 # --- Celery ---------------------------------------------------------------------------------
 
-REDIS_URL = env_str("REDIS_URL")
 BROKER_DIR = DATA_DIR / "broker"
 # A send to an unreachable broker must fail fast: the judgement is already saved and the
 # periodic sweep queues its scores once the broker is back.
@@ -205,7 +369,7 @@ if REDIS_URL:
 else:
     # Embedded default: kombu's filesystem transport, a real broker that needs no server, with
     # atomic writes (scoring/filesystem_broker.py; "paraevalfs" is registered in paraeval/celery.py).
-    # One message = one file; the folders must exist before the first send or poll.
+    # One message = one file; the transport creates its folders when it first connects.
     CELERY_BROKER_URL = "paraevalfs://"
     CELERY_BROKER_TRANSPORT_OPTIONS = {
         "data_folder_in": str(BROKER_DIR / "queue"),
@@ -218,8 +382,6 @@ else:
         # directory listing).
         "polling_interval": env_float("CELERY_POLLING_INTERVAL", 0.05),
     }
-    for _folder in ("queue", "processed", "control"):
-        (BROKER_DIR / _folder).mkdir(parents=True, exist_ok=True)
 CELERY_TASK_IGNORE_RESULT = True
 CELERY_RESULT_BACKEND = None
 CELERY_TASK_SERIALIZER = "json"
@@ -244,6 +406,10 @@ CELERY_BEAT_SCHEDULE = {
 }
 # Most pairs one scoring task takes for one metric configuration.
 PARAEVAL_SCORING_BATCH_SIZE = env_int("PARAEVAL_SCORING_BATCH_SIZE", 32, minimum=1)
+# An llm task scores, with its own pairs, other queued pairs still missing the same
+# configuration, up to this many pairs in all (one batched generation instead of many at batch
+# 1; their own tasks then find them done). 0: only the task's own pairs.
+PARAEVAL_SCORING_TAKE_ALONG = env_int("PARAEVAL_SCORING_TAKE_ALONG", 8, minimum=0)
 # Modules of extra metrics beside the registry's, each defining ``METRICS = {name: factory}``:
 # a researcher adds a metric (to PARAEVAL_METRICS) without editing the project.
 PARAEVAL_METRIC_PLUGINS = env_list("PARAEVAL_METRIC_PLUGINS", [])
@@ -270,7 +436,10 @@ PARAEVAL_WORKER_ALIVE_SECONDS = env_float("PARAEVAL_WORKER_ALIVE_SECONDS", 20.0)
 # --- Metrics --------------------------------------------------------------------------------
 
 # Metric names the workers compute for every pair (see `manage.py list_metrics`).
-PARAEVAL_METRICS = env_list(
+# Each entry is a spec, name[key=value,...] (scoring/metrics/specs.py), e.g.
+# bleu[tokenize=moses,lowercase=false] or parapluie_fs_direct[model=mistral]; commas inside
+# brackets do not separate entries.
+PARAEVAL_METRICS = env_specs(
     "PARAEVAL_METRICS",
     [
         "lev",
@@ -294,6 +463,17 @@ PARAPLUIE_DTYPE = env_choice("PARAPLUIE_DTYPE", "float32", {"float32", "float16"
 # Pairs per forward pass. On a CPU 8 is as fast as 16 and keeps the embedded worker under 2 GB.
 PARAPLUIE_BATCH_SIZE = env_int("PARAPLUIE_BATCH_SIZE", 8 if PARAPLUIE_DEVICE == "cpu" else 16, minimum=1)
 PARAPLUIE_INDIRECT_MAX_NEW_TOKENS = env_int("PARAPLUIE_INDIRECT_MAX_NEW_TOKENS", 48, minimum=1)
+# Several judge models side by side (scoring/metrics/judges.py): e.g.
+# "smollm2[model=embedded]; mistral[model=/models/Mistral-7B-Instruct-v0.2,device=cuda,dtype=bfloat16]"
+# or JSON. Each model's tasks go to the queue llm.<name>. Unset: the one model above.
+_judge_models = os.environ.get("PARAPLUIE_MODELS", "").strip() or (
+    f"{default_judge_name(PARAPLUIE_MODEL)}[model={PARAPLUIE_MODEL},device={PARAPLUIE_DEVICE},"
+    f"dtype={PARAPLUIE_DTYPE},batch_size={PARAPLUIE_BATCH_SIZE}]"
+)
+try:
+    PARAPLUIE_MODELS = parse_judge_models(_judge_models)
+except SpecError as error:
+    raise ImproperlyConfigured(f"PARAPLUIE_MODELS: {error}") from None
 # Extra folders of ParaPLUIE prompt templates (JSON files) beside the shipped ones.
 PARAPLUIE_TEMPLATE_DIRS = env_list("PARAPLUIE_TEMPLATE_DIRS", [])
 # Sentence encoder for BERTScore / ParaScore / SBERT: "embedded" (all-MiniLM-L6-v2 from the

@@ -20,7 +20,8 @@ from paraeval.celery import app
 
 logger = logging.getLogger(__name__)
 
-SCORE_BATCH_TASK = "scoring.tasks.score_batch"
+# One task: pairs and the configurations to score them with, all on one queue.
+SCORE_PAIRS_TASK = "scoring.tasks.score_pairs"
 QUEUES = ("llm", "cpu")
 
 

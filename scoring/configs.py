@@ -13,6 +13,8 @@ from __future__ import annotations
 
 import importlib
 import logging
+import threading
+import time
 from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass
 from functools import cache
@@ -21,10 +23,11 @@ from django.conf import settings
 from django.core.exceptions import ImproperlyConfigured
 from django.core.signals import setting_changed
 from django.db import IntegrityError, transaction
+from django.db.models.signals import post_delete, post_save
 from django.dispatch import receiver
 
 from scoring.metrics.base import Metric
-from scoring.metrics.registry import UnknownMetric, build_metric, metric_names, resolve_name
+from scoring.metrics.registry import UnknownMetric, build_metric, build_specs, metric_names, parse_spec
 from scoring.models import MetricConfig
 
 logger = logging.getLogger(__name__)
@@ -64,28 +67,45 @@ def known_metric_names() -> list[str]:
 
 
 def canonical_name(name: str) -> str:
-    """Resolve an alias (``parapluie_fs``) to its metric name; refuse unknown names clearly."""
+    """Resolve an alias (``parapluie_fs``) to its metric name, keeping a spec's options
+    (``bleu[lowercase=false]``); refuse unknown names clearly."""
     try:
-        return resolve_name(name)
+        return str(parse_spec(name))
     except UnknownMetric:
         if name in plugin_metrics():
             return name
         raise UnknownMetric(f"unknown metric {name!r}; known metrics: {', '.join(known_metric_names())}") from None
 
 
-def build(name: str) -> Metric:
-    """Build the named metric (registry first, then plugins) from the settings."""
+def build_all(name: str) -> list[Metric]:
+    """Every metric a spec names (registry first, then plugins): ParaPLUIE without ``model=``
+    gives one configuration per judge model of ``PARAPLUIE_MODELS``."""
     try:
-        canonical = resolve_name(name)
+        return build_specs(name)
     except UnknownMetric:
-        factories = plugin_metrics()
-        if name not in factories:
-            raise UnknownMetric(f"unknown metric {name!r}; known metrics: {', '.join(known_metric_names())}") from None
-        metric = factories[name]()
-        if metric.name != name:
-            raise ImproperlyConfigured(f"plugin metric {name!r} builds a metric named {metric.name!r}") from None
-        return metric
-    return build_metric(canonical)
+        return [_build_plugin(name)]
+
+
+def build(name: str) -> Metric:
+    """Build the metric a spec names (registry first, then plugins) from the settings.
+
+    A ParaPLUIE spec without ``model=`` gives the first (default) judge model's configuration.
+    """
+    try:
+        return build_metric(name)
+    except UnknownMetric:
+        return _build_plugin(name)
+
+
+def _build_plugin(name: str) -> Metric:
+    factories = plugin_metrics()
+    if name not in factories:
+        raise UnknownMetric(f"unknown metric {name!r}; known metrics: {', '.join(known_metric_names())}") from None
+    metric = factories[name]()
+    if metric.name != name:
+        raise ImproperlyConfigured(f"plugin metric {name!r} builds a metric named {metric.name!r}") from None
+    metric.spec = name  # type: ignore[attr-defined]
+    return metric
 
 
 def build_enabled() -> tuple[list[Metric], list[UnavailableMetric]]:
@@ -107,21 +127,56 @@ def _build_enabled() -> tuple[tuple[Metric, ...], tuple[UnavailableMetric, ...]]
     seen: set[str] = set()
     for name in settings.PARAEVAL_METRICS:
         try:
-            metric = build(name)
+            built = build_all(name)
         except Exception as error:  # noqa: BLE001 - any construction error disables only this metric
             reason = f"{type(error).__name__}: {error}"
             logger.warning("metric %s is enabled in PARAEVAL_METRICS but cannot be built: %s", name, reason)
             unavailable.append(UnavailableMetric(name, reason))
             continue
-        if metric.config_hash not in seen:
-            seen.add(metric.config_hash)
-            metrics.append(metric)
+        for metric in built:
+            if metric.config_hash not in seen:
+                seen.add(metric.config_hash)
+                metrics.append(metric)
     return tuple(metrics), tuple(unavailable)
+
+
+def all_queues() -> list[str]:
+    """Every queue work can go to: ``cpu``, ``llm`` (embedding models), one ``llm.<model>`` per
+    judge model of ``PARAPLUIE_MODELS``, and any other queue an enabled metric names.
+
+    The embedded worker of ``scripts/run.sh`` consumes them all (``manage.py worker_queues``)."""
+    from scoring.metrics.judges import configured_models
+
+    queues = ["cpu", "llm", *(judge.queue for judge in configured_models())]
+    metrics, _ = build_enabled()
+    queues += [metric.queue for metric in metrics]
+    return list(dict.fromkeys(queues))
+
+
+def queue_models() -> dict[str, str]:
+    """The judge model (its name and where it is) each ``llm.<model>`` queue serves."""
+    from scoring.metrics.judges import configured_models
+
+    return {
+        judge.queue: f"{judge.name} ({judge.model}, {judge.device}, {judge.dtype})" for judge in configured_models()
+    }
+
+
+def metric_language(metric: Metric) -> str:
+    """The language of the pairs a metric applies to: a ParaPLUIE template's, else "" (any)."""
+    template = getattr(metric, "template", None)
+    return str(getattr(template, "language", "") or "")
+
+
+def metric_spec(metric: Metric) -> str:
+    """The spec that rebuilds ``metric`` (its name when it was built without one)."""
+    return str(getattr(metric, "spec", "") or metric.name)
 
 
 @receiver(setting_changed)
 def _forget_enabled(**kwargs: object) -> None:
     _build_enabled.cache_clear()
+    _enabled_cache.forget()
 
 
 def _fields(metric: Metric) -> dict[str, object]:
@@ -133,6 +188,8 @@ def _fields(metric: Metric) -> dict[str, object]:
         "higher_is_closer": metric.higher_is_closer,
         "natural_threshold": metric.natural_threshold,
         "queue": metric.queue,
+        "spec": metric_spec(metric)[:300],
+        "language": metric_language(metric),
     }
 
 
@@ -156,7 +213,7 @@ def ensure_metric_configs(metrics: Iterable[Metric]) -> list[MetricConfig]:
         if row is None:
             rows[config_hash] = _create(config_hash, fields)
             continue
-        described = ("label", "higher_is_closer", "natural_threshold", "queue")
+        described = ("label", "higher_is_closer", "natural_threshold", "queue", "spec", "language")
         changed = [name for name in described if getattr(row, name) != fields[name]]
         if changed:
             for name in changed:
@@ -179,3 +236,66 @@ def enabled_configs() -> list[MetricConfig]:
     """The database rows of every enabled metric configuration that can be built here."""
     metrics, _ = build_enabled()
     return ensure_metric_configs(metrics)
+
+
+@dataclass(frozen=True)
+class EnabledConfig:
+    """What dispatch needs of an enabled configuration: its row id, metric name, queue and the
+    language of the campaigns it applies to ("" for every campaign)."""
+
+    id: int
+    metric: str
+    queue: str
+    language: str = ""
+
+
+# Seconds an answer may rely on the cached rows without looking again: a row deleted or
+# re-created by another process (the admin, a migration) is seen within this time.
+ENABLED_CACHE_SECONDS = 300.0
+
+
+class _EnabledCache:
+    """The enabled configurations' rows, read once per process (and per ``ENABLED_CACHE_SECONDS``).
+
+    Every answer dispatches through them: rebuilding the metrics' hashes and re-reading the
+    rows each time was most of an answer's CPU. Forgotten when a setting changes (tests) or a
+    configuration row is saved or deleted in this process.
+    """
+
+    def __init__(self) -> None:
+        # Re-entrant: reading the rows may save one (descriptive fields), which forgets the cache.
+        self._lock = threading.RLock()
+        self._rows: tuple[EnabledConfig, ...] | None = None
+        self._read_at = 0.0
+
+    def get(self) -> tuple[EnabledConfig, ...]:
+        rows, read_at = self._rows, self._read_at
+        if rows is not None and time.monotonic() - read_at < ENABLED_CACHE_SECONDS:
+            return rows
+        with self._lock:
+            fresh = tuple(EnabledConfig(row.pk, row.metric, row.queue, row.language) for row in enabled_configs())
+            self._rows, self._read_at = fresh, time.monotonic()
+            return fresh
+
+    def forget(self) -> None:
+        with self._lock:
+            self._rows = None
+
+
+_enabled_cache = _EnabledCache()
+
+
+def enabled() -> tuple[EnabledConfig, ...]:
+    """Id, metric and queue of every enabled configuration, cached per process (see ``_EnabledCache``)."""
+    return _enabled_cache.get()
+
+
+def forget_enabled() -> None:
+    """Drop the cached configurations (the next :func:`enabled` builds and reads them again)."""
+    _enabled_cache.forget()
+
+
+@receiver(post_save, sender=MetricConfig)
+@receiver(post_delete, sender=MetricConfig)
+def _forget_rows(**kwargs: object) -> None:
+    _enabled_cache.forget()

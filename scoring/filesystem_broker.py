@@ -40,11 +40,13 @@ class Channel(filesystem.Channel):
 
     def __init__(self, *args: Any, **kwargs: Any) -> None:
         super().__init__(*args, **kwargs)
-        # A missing folder would make every take fail like a lost race: create them up front.
-        for folder in (self.data_folder_in, self.data_folder_out, self.processed_folder):
+        # A missing folder would make every take fail like a lost race: create them up front
+        # (here, where they are used: the settings create no folder).
+        for folder in (self.data_folder_in, self.data_folder_out, self.processed_folder, self.control_folder):
             os.makedirs(folder, exist_ok=True)
 
-    def _put(self, queue: str, payload: Any, **kwargs: Any) -> None:
+    # kombu names the argument "message" in AbstractChannel and "payload" in filesystem.Channel.
+    def _put(self, queue: Any, payload: Any, **kwargs: Any) -> None:  # type: ignore[override]
         name = f"{time.monotonic_ns():020d}_{uuid.uuid4()}.{queue}.msg"
         final = os.path.join(self.data_folder_out, name)
         # A leading dot and a trailing ".tmp": no consumer matches it while it is being written.
@@ -57,7 +59,7 @@ class Channel(filesystem.Channel):
             Path(temporary).unlink(missing_ok=True)
             raise ChannelError(f"Cannot add message {name!r} to {self.data_folder_out!r}: {error}") from error
 
-    def _get(self, queue: str) -> Any:
+    def _get(self, queue: Any, timeout: Any = None) -> Any:
         wanted = f"{queue}.msg"
         for name in sorted(os.listdir(self.data_folder_in)):
             if name.partition(".")[2] != wanted:

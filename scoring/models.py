@@ -19,7 +19,13 @@ class MetricConfig(models.Model):
     label = models.CharField(max_length=200, help_text="Display name, e.g. parapluie_fs_direct[SmolLM2-135M-Instruct].")
     higher_is_closer = models.BooleanField(default=True)
     natural_threshold = models.FloatField(null=True, blank=True)
-    queue = models.CharField(max_length=20, default="cpu")
+    # "cpu", "llm" (embedding models) or "llm.<model>" (one queue per ParaPLUIE judge model).
+    queue = models.CharField(max_length=64, default="cpu")
+    # What rebuilds this configuration on a worker: a spec such as parapluie_fs_direct[model=mistral].
+    spec = models.CharField(max_length=300, blank=True, default="")
+    # The language of the campaigns whose pairs this configuration scores ("" for all):
+    # a ParaPLUIE template is written for English or French pairs.
+    language = models.CharField(max_length=8, blank=True, default="")
     created_at = models.DateTimeField(auto_now_add=True)
 
     class Meta:
@@ -76,3 +82,28 @@ class WorkerHeartbeat(models.Model):
 
     def __str__(self) -> str:
         return self.hostname
+
+
+class QueuedScore(models.Model):
+    """A (pair, configuration) score sent to a queue and not stored yet: the outstanding marker.
+
+    Written when a message is sent (an answer, an import, the sweep) and deleted by the worker
+    once it stored the score (or gave up on it). Dispatch never queues a score that has a
+    marker, so a volunteer's answer after an import, or the sweep after a broker outage, does
+    not pile duplicates in front of the work already queued. A marker whose message was lost
+    (a worker killed on the embedded broker) is re-queued by the sweep once its queue is idle.
+
+    Plain ids, not foreign keys: a marker is a hint, never joined for display, and a deleted
+    pair's marker is dropped by the next sweep instead of making every pair deletion cascade.
+    """
+
+    pair_id = models.BigIntegerField()
+    config_id = models.BigIntegerField()
+    queued_at = models.DateTimeField(default=timezone.now)
+
+    class Meta:
+        constraints = [models.UniqueConstraint(fields=["pair_id", "config_id"], name="queued_score_unique")]
+        indexes = [models.Index(fields=["config_id", "queued_at"], name="queued_score_config_idx")]
+
+    def __str__(self) -> str:
+        return f"pair {self.pair_id}, configuration {self.config_id} queued at {self.queued_at:%Y-%m-%d %H:%M:%S}"

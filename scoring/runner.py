@@ -25,16 +25,15 @@ from __future__ import annotations
 
 import logging
 import time
-from collections.abc import Callable, Iterable, Iterator, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from dataclasses import asdict, dataclass, field
 
 from django.conf import settings
 from django.db import transaction
-from django.db.models import Exists, OuterRef, QuerySet
 from django.utils import timezone
 
 from annotate.models import Campaign, Pair
-from scoring import configs
+from scoring import configs, pending
 from scoring.metrics.base import Metric, MetricUnavailable, ScoreOutcome
 from scoring.models import MetricConfig, Score
 
@@ -42,8 +41,6 @@ logger = logging.getLogger(__name__)
 
 # Longest error text stored with a failed score (a traceback-sized message is not useful).
 MAX_ERROR_LENGTH = 2000
-# Ids per query when filtering on a list of ids (SQLite limits the number of parameters).
-ID_CHUNK = 500
 
 
 @dataclass
@@ -73,35 +70,11 @@ class RunSummary:
 ProgressCallback = Callable[[RunSummary], None]
 
 
-def lacking_score(config: MetricConfig) -> Exists:
-    """A filter on :class:`Pair` rows: true when the pair has no score for ``config``."""
-    return ~Exists(Score.objects.filter(pair=OuterRef("pk"), metric_config=config))
-
-
-def scorable_pairs() -> QuerySet[Pair]:
-    """Pairs that get metric scores: every pair but the training trial's."""
-    return Pair.objects.filter(is_training=False)
-
-
-def chunked(items: Sequence[int], size: int) -> Iterator[list[int]]:
-    for start in range(0, len(items), size):
-        yield list(items[start : start + size])
-
-
 def missing_pair_ids(
     config: MetricConfig, *, pair_ids: Iterable[int] | None = None, campaign: Campaign | None = None
 ) -> list[int]:
     """Ids (ascending) of the scorable pairs in scope that have no score for ``config``."""
-    base = scorable_pairs().filter(lacking_score(config))
-    if campaign is not None:
-        base = base.filter(campaign=campaign)
-    if pair_ids is None:
-        return list(base.order_by("id").values_list("id", flat=True))
-    wanted = sorted(set(pair_ids))
-    found: list[int] = []
-    for chunk in chunked(wanted, ID_CHUNK):
-        found.extend(base.filter(id__in=chunk).values_list("id", flat=True))
-    return sorted(found)
+    return pending.missing_pair_ids(config.pk, pair_ids=pair_ids, campaign=campaign, language=config.language)
 
 
 def score_missing(
@@ -129,7 +102,7 @@ def score_missing(
     started = time.perf_counter()
     if progress:
         progress(summary)
-    for chunk in chunked(ids, size):
+    for chunk in pending.chunked(ids, size):
         _run_batch(metric, config, chunk, summary, attempts)
         summary.seconds = time.perf_counter() - started
         if progress:
@@ -141,9 +114,9 @@ def score_missing(
 def _run_batch(metric: Metric, config: MetricConfig, chunk: list[int], summary: RunSummary, attempts: int) -> None:
     # Look again: another worker may have scored some of these since the run started.
     rows = list(
-        scorable_pairs()
+        pending.scorable_pairs()
         .filter(id__in=chunk)
-        .filter(lacking_score(config))
+        .filter(pending.lacking_score(config.pk))
         .order_by("id")
         .values_list("id", "source", "hypothesis")
     )
@@ -151,6 +124,7 @@ def _run_batch(metric: Metric, config: MetricConfig, chunk: list[int], summary: 
     summary.processed += len(chunk)
     summary.already_scored += len(chunk) - len(rows)
     if not rows:
+        pending.clear_queued(config.pk, chunk)
         return
     outcomes = compute(metric, [(source, hypothesis) for _, source, hypothesis in rows])
     stored = store_outcomes(config, [pair_id for pair_id, _, _ in rows], outcomes, attempts=attempts)
@@ -210,6 +184,8 @@ def store_outcomes(
         # The unique (pair, metric_config) constraint drops a row a concurrent run inserted
         # after our read: stored once, whatever the interleaving.
         Score.objects.bulk_create(rows, ignore_conflicts=True)
+        # Stored (or stored by someone else, or the pair is gone): no longer outstanding.
+        pending.clear_queued(config.pk, pair_ids)
     scored = sum(1 for row in rows if row.status == Score.Status.DONE)
     return Stored(scored=scored, failed=len(rows) - scored, skipped=len(pair_ids) - len(rows))
 
@@ -221,8 +197,15 @@ def mark_failed(config: MetricConfig, pair_ids: Iterable[int], error: str, *, at
     return store_outcomes(config, missing, outcomes, attempts=attempts)
 
 
-def score_config_batch(config_id: int, pair_ids: Sequence[int], *, attempts: int = 1) -> RunSummary | None:
+def score_config_batch(
+    config_id: int, pair_ids: Sequence[int], *, attempts: int = 1, take_along: int = 0
+) -> RunSummary | None:
     """Score ``pair_ids`` for the stored configuration ``config_id`` (what a worker task does).
+
+    ``take_along``: on the ``llm`` queue, also score other queued pairs still missing this
+    configuration (oldest first), up to that many pairs in all: a model scores a batch of
+    pairs in little more time than one, so the pairs of the tasks waiting behind this one are
+    scored now, and their own tasks find them done.
 
     The worker builds the metric from its own settings; if that does not give the stored
     configuration (a worker started with another model or template than the web process),
@@ -232,6 +215,7 @@ def score_config_batch(config_id: int, pair_ids: Sequence[int], *, attempts: int
     config = MetricConfig.objects.filter(pk=config_id).first()
     if config is None:
         logger.warning("metric configuration %s no longer exists; %d pairs skipped", config_id, len(pair_ids))
+        pending.clear_queued(config_id, pair_ids)
         return None
     try:
         metric = _metric_for(config)
@@ -247,7 +231,25 @@ def score_config_batch(config_id: int, pair_ids: Sequence[int], *, attempts: int
         )
         logger.error(message)
         return _fail_all(config, pair_ids, message, attempts=attempts)
+    if (config.queue == "llm" or config.queue.startswith("llm.")) and take_along > len(pair_ids):
+        more = pending.queued_pair_ids(
+            config.pk, limit=take_along - len(pair_ids), exclude=pair_ids, language=config.language
+        )
+        pair_ids = [*pair_ids, *more]
     return score_missing(metric, pair_ids=pair_ids, attempts=attempts)
+
+
+def score_configs(config_ids: Sequence[int], pair_ids: Sequence[int], *, attempts: int = 1) -> list[RunSummary]:
+    """:func:`score_config_batch` for each configuration in turn (one ``score_pairs`` task), taking
+    along up to ``PARAEVAL_SCORING_TAKE_ALONG`` queued pairs on the ``llm`` queue."""
+    summaries = []
+    for config_id in config_ids:
+        summary = score_config_batch(
+            config_id, pair_ids, attempts=attempts, take_along=settings.PARAEVAL_SCORING_TAKE_ALONG
+        )
+        if summary is not None:
+            summaries.append(summary)
+    return summaries
 
 
 def _metric_for(config: MetricConfig) -> Metric:
@@ -257,7 +259,8 @@ def _metric_for(config: MetricConfig) -> Metric:
     for metric in enabled:
         if metric.config_hash == config.config_hash:
             return metric
-    return configs.build(config.metric)
+    # Its spec (e.g. parapluie_fs_direct[model=mistral], bleu[lowercase=false]) rebuilds it.
+    return configs.build(config.spec or config.metric)
 
 
 def _fail_all(config: MetricConfig, pair_ids: Sequence[int], error: str, *, attempts: int = 1) -> RunSummary:

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 from dataclasses import asdict, dataclass, field
 from datetime import datetime, timedelta
+from typing import TYPE_CHECKING, Any
 
 from django.conf import settings
 from django.db.models import Count, Q
@@ -15,9 +16,11 @@ from django.db.models.functions import TruncMinute
 from django.utils import timezone
 
 from scoring import broker, configs
-from scoring.metrics.base import Metric
 from scoring.models import MetricConfig, Score, WorkerHeartbeat
-from scoring.runner import scorable_pairs
+from scoring.pending import scorable_pairs
+
+if TYPE_CHECKING:  # web code imports no metric module (tests/test_workers_web_imports.py)
+    from scoring.metrics.base import Metric
 
 # Windows (minutes) over which throughput is averaged, and the length of the per-minute series.
 THROUGHPUT_WINDOWS = (1, 5, 15)
@@ -49,6 +52,17 @@ class WorkerStatus:
     alive: bool
 
 
+@dataclass(frozen=True)
+class QueueStatus:
+    """One queue: what it serves, its backlog, the live workers consuming it, its throughput."""
+
+    queue: str
+    serves: str  # the judge model of an llm.<model> queue; what else runs there otherwise
+    waiting: int | None  # None: broker unreachable
+    workers_alive: int
+    per_minute: dict[int, float]
+
+
 @dataclass
 class StatusReport:
     generated_at: datetime
@@ -57,13 +71,14 @@ class StatusReport:
     broker_error: str | None
     pairs: int
     workers: list[WorkerStatus]
-    configs: list[ConfigStatus]
+    configurations: list[ConfigStatus]
     unavailable: list[configs.UnavailableMetric]
     # queue -> window minutes -> scores per minute
     throughput: dict[str, dict[int, float]]
     # queue -> scores stored in each of the last minutes (oldest first)
     series: dict[str, list[int]]
     series_minutes: list[datetime] = field(default_factory=list)
+    queues: list[QueueStatus] = field(default_factory=list)
 
     @property
     def workers_alive(self) -> int:
@@ -71,7 +86,7 @@ class StatusReport:
 
     @property
     def totals(self) -> dict[str, int]:
-        enabled = [config for config in self.configs if config.enabled]
+        enabled = [config for config in self.configurations if config.enabled]
         return {
             "done": sum(config.done for config in enabled),
             "failed": sum(config.failed for config in enabled),
@@ -82,22 +97,51 @@ class StatusReport:
 def collect(now: datetime | None = None) -> StatusReport:
     """Gather the status report (every number as of ``now``)."""
     now = now or timezone.now()
-    queues = broker.queue_lengths(broker.QUEUES)
+    names = configs.all_queues()
+    queues = broker.queue_lengths(names)
     metrics, unavailable = configs.build_enabled()
-    minutes, series = _series(now)
+    minutes, series = _series(now, names)
+    workers = _workers(now)
+    throughput = _throughput(now, names)
     return StatusReport(
         generated_at=now,
         transport=queues.transport or _transport_name(),
         queue_lengths=queues.lengths,
         broker_error=queues.error,
         pairs=scorable_pairs().count(),
-        workers=_workers(now),
-        configs=_configs(metrics),
+        workers=workers,
+        configurations=_configs(metrics),
         unavailable=unavailable,
-        throughput=_throughput(now),
+        throughput=throughput,
         series=series,
         series_minutes=minutes,
+        queues=_queues(names, queues.lengths, workers, throughput),
     )
+
+
+_SERVES = {"cpu": "lexical metrics, sweep, analyses", "llm": "embedding models (BERTScore, ParaScore, SBERT)"}
+
+
+def _queues(
+    names: list[str],
+    lengths: dict[str, int] | None,
+    workers: list[WorkerStatus],
+    throughput: dict[str, dict[int, float]],
+) -> list[QueueStatus]:
+    models = configs.queue_models()
+    report = []
+    for name in names:
+        alive = sum(1 for worker in workers if worker.alive and name in worker.queues.split(","))
+        report.append(
+            QueueStatus(
+                queue=name,
+                serves=models.get(name) or _SERVES.get(name, ""),
+                waiting=None if lengths is None else lengths.get(name, 0),
+                workers_alive=alive,
+                per_minute=throughput.get(name, {}),
+            )
+        )
+    return report
 
 
 def _transport_name() -> str:
@@ -125,9 +169,13 @@ def _workers(now: datetime) -> list[WorkerStatus]:
 
 def _configs(metrics: list[Metric]) -> list[ConfigStatus]:
     enabled_hashes = {metric.config_hash for metric in metrics}
-    total = scorable_pairs().count()
-    counts = {
-        row["metric_config"]: row
+    by_language = {
+        row["campaign__language"]: row["n"]
+        for row in scorable_pairs().values("campaign__language").annotate(n=Count("id")).order_by()
+    }
+    everything = sum(by_language.values())
+    counts: dict[int, dict[str, Any]] = {
+        row["metric_config"]: dict(row)
         for row in Score.objects.filter(pair__is_training=False)
         .values("metric_config")
         .annotate(
@@ -139,6 +187,9 @@ def _configs(metrics: list[Metric]) -> list[ConfigStatus]:
     report: list[ConfigStatus] = []
     for metric in metrics:
         row = rows.get(metric.config_hash)
+        # A ParaPLUIE template scores the pairs of campaigns in its language only.
+        language = configs.metric_language(metric)
+        total = by_language.get(language, 0) if language else everything
         done = counts.get(row.pk, {}).get("done", 0) if row else 0
         failed = counts.get(row.pk, {}).get("failed", 0) if row else 0
         report.append(
@@ -172,7 +223,7 @@ def _configs(metrics: list[Metric]) -> list[ConfigStatus]:
     return report
 
 
-def _throughput(now: datetime) -> dict[str, dict[int, float]]:
+def _throughput(now: datetime, queues: list[str]) -> dict[str, dict[int, float]]:
     longest = max(THROUGHPUT_WINDOWS)
     annotations = {
         f"last_{minutes}": Count("id", filter=Q(computed_at__gte=now - timedelta(minutes=minutes)))
@@ -183,14 +234,15 @@ def _throughput(now: datetime) -> dict[str, dict[int, float]]:
         .values("metric_config__queue")
         .annotate(**annotations)
     )
-    result: dict[str, dict[int, float]] = {queue: dict.fromkeys(THROUGHPUT_WINDOWS, 0.0) for queue in broker.QUEUES}
+    result: dict[str, dict[int, float]] = {queue: dict.fromkeys(THROUGHPUT_WINDOWS, 0.0) for queue in queues}
     for row in rows:
-        queue = row["metric_config__queue"]
-        result[queue] = {minutes: round(row[f"last_{minutes}"] / minutes, 1) for minutes in THROUGHPUT_WINDOWS}
+        counted: dict[str, Any] = dict(row)  # the window keys are built from THROUGHPUT_WINDOWS
+        queue = counted["metric_config__queue"]
+        result[queue] = {minutes: round(counted[f"last_{minutes}"] / minutes, 1) for minutes in THROUGHPUT_WINDOWS}
     return result
 
 
-def _series(now: datetime) -> tuple[list[datetime], dict[str, list[int]]]:
+def _series(now: datetime, queues: list[str]) -> tuple[list[datetime], dict[str, list[int]]]:
     current = now.replace(second=0, microsecond=0)
     minutes = [current - timedelta(minutes=back) for back in range(SERIES_MINUTES - 1, -1, -1)]
     rows = (
@@ -199,7 +251,7 @@ def _series(now: datetime) -> tuple[list[datetime], dict[str, list[int]]]:
         .values("minute", "metric_config__queue")
         .annotate(count=Count("id"))
     )
-    series: dict[str, list[int]] = {queue: [0] * SERIES_MINUTES for queue in broker.QUEUES}
+    series: dict[str, list[int]] = {queue: [0] * SERIES_MINUTES for queue in queues}
     index = {minute: position for position, minute in enumerate(minutes)}
     for row in rows:
         queue = row["metric_config__queue"]
@@ -223,7 +275,10 @@ def as_json(report: StatusReport) -> dict[str, object]:
             {**asdict(worker), "started_at": worker.started_at.isoformat(), "last_seen": worker.last_seen.isoformat()}
             for worker in report.workers
         ],
-        "configs": [asdict(config) for config in report.configs],
+        "configurations": [asdict(config) for config in report.configurations],
+        "queue_status": [
+            {**asdict(queue), "per_minute": {str(k): v for k, v in queue.per_minute.items()}} for queue in report.queues
+        ],
         "totals": report.totals,
         "unavailable": [asdict(metric) for metric in report.unavailable],
         "throughput": {queue: {str(k): v for k, v in windows.items()} for queue, windows in report.throughput.items()},

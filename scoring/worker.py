@@ -27,7 +27,7 @@ from django.conf import settings
 from django.db import connections
 from django.utils import timezone
 
-from scoring import configs, runner
+from scoring import configs
 from scoring.models import WorkerHeartbeat
 
 logger = logging.getLogger(__name__)
@@ -76,6 +76,8 @@ def limit_threads(threads: int) -> None:
 
 def warm_up(queues: list[str]) -> list[str]:
     """Load the models of the enabled metrics routed to ``queues``; return what was warmed."""
+    from scoring import runner  # the worker's module: the web process (which loads this one) never needs it
+
     metrics, _ = configs.build_enabled()
     warmed = []
     for metric in metrics:

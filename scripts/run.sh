@@ -27,7 +27,16 @@ manage() { "$VENV/bin/python" manage.py "$@"; }
 manage migrate --noinput >/dev/null
 manage collectstatic --noinput >/dev/null
 manage load_demo
+# Prints the staff account and where its password is (a file readable by you only), never the password.
 manage ensure_staff
+
+if [[ -n "${PARAEVAL_ADMIN_PASSWORD:-}" ]]; then
+  password_hint="the one you set in PARAEVAL_ADMIN_PASSWORD"
+elif [[ -s "$PARAEVAL_DATA_DIR/admin_password.txt" ]]; then
+  password_hint="in $PARAEVAL_DATA_DIR/admin_password.txt (cat it; readable by you only)"
+else
+  password_hint="unchanged (an existing account: reset it with manage.py changepassword)"
+fi
 
 worker_pid=""
 server_pid=""
@@ -41,9 +50,12 @@ cleanup() {
 }
 trap cleanup EXIT INT TERM
 
-# One worker on both queues with the periodic sweep (beat) embedded; scale out with
-# `celery -A paraeval worker -Q llm` on GPU nodes and `-Q cpu` elsewhere (README).
-"$VENV/bin/celery" -A paraeval worker -Q llm,cpu --concurrency 1 --beat \
+# One worker on every queue (cpu, llm, and llm.<model> for each judge model of PARAPLUIE_MODELS)
+# with the periodic sweep (beat) embedded; scale out with `scripts/worker.sh --model NAME` on GPU
+# nodes and `scripts/worker.sh --queues cpu` elsewhere (README).
+queues=$(manage worker_queues)
+# At niceness 10: on a laptop the web answers volunteers first and the scores follow.
+nice -n 10 "$VENV/bin/celery" -A paraeval worker -Q "$queues" --concurrency 1 --beat \
   --schedule "$PARAEVAL_DATA_DIR/celerybeat-schedule" --loglevel INFO \
   >>"$PARAEVAL_DATA_DIR/logs/worker.log" 2>&1 &
 worker_pid=$!
@@ -52,9 +64,11 @@ cat <<MSG
 
   ParaEval is running.
     Volunteer link:   $SITE_URL/c/${PARAEVAL_DEMO_CAMPAIGN:-demo}/
+    Staff home:       $SITE_URL/staff/
     Admin:            $SITE_URL/admin/
     Dashboard:        $SITE_URL/staff/dashboard/
     Scoring status:   $SITE_URL/staff/status/
+    Staff password:   $password_hint
     Worker log:       $PARAEVAL_DATA_DIR/logs/worker.log
   Press Ctrl+C to stop.
 

@@ -3,7 +3,7 @@
 # dependency, the embedded models and WordNet. Safe to run again: it skips what is done.
 #
 #   scripts/setup.sh          runtime dependencies (the campaign server and its worker)
-#   scripts/setup.sh --dev    plus test, lint and browser-test dependencies
+#   scripts/setup.sh --dev    plus test, lint and browser-test dependencies (and redis-server)
 set -euo pipefail
 cd "$(dirname "$0")/.."
 ROOT=$(pwd)
@@ -17,12 +17,14 @@ mkdir -p "$DATA_DIR"
 
 log() { printf '\033[1m[setup]\033[0m %s\n' "$*"; }
 
-# --- System packages (Debian): WordNet for METEOR; Chromium for the browser tests. ----------
+# --- System packages (Debian): WordNet for METEOR; Chromium and redis-server for the tests. --
 apt_packages=()
 [[ -f /usr/share/wordnet/data.noun ]] || apt_packages+=(wordnet-base wordnet-sense-index)
 if [[ $DEV == 1 ]]; then
   command -v chromium >/dev/null || apt_packages+=(chromium)
   command -v chromedriver >/dev/null || apt_packages+=(chromium-driver)
+  # The broker-outage test starts and stops a Redis server of its own.
+  command -v redis-server >/dev/null || apt_packages+=(redis-server)
 fi
 if ((${#apt_packages[@]})); then
   if command -v apt-get >/dev/null && [[ $(id -u) == 0 ]]; then

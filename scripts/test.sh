@@ -1,7 +1,10 @@
 #!/usr/bin/env bash
-# Run the whole test suite: set up (with test dependencies and Chromium), lint, then pytest.
-# With DATABASE_URL set (PostgreSQL) the suite runs on it, SQLite otherwise; the worker and
-# queue tests use Redis at REDIS_URL (default redis://127.0.0.1:6379/15).
+# Run the whole test suite: set up (with test dependencies and Chromium), lint, type-check, then pytest.
+# The database: DATABASE_URL when set; else PostgreSQL at postgres://postgres@127.0.0.1:5432/test
+# when that server answers (so the PostgreSQL-only tests, the allocation lock's among them, run);
+# else SQLite, and those tests are skipped. The worker and queue tests use Redis at
+# REDIS_URL_TESTS (default redis://127.0.0.1:6379/15). pytest ends with the skipped tests
+# grouped by reason (no PostgreSQL, no Redis, no shared corpora).
 # Extra arguments go to pytest, e.g. scripts/test.sh tests/test_diff.py -x
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -9,7 +12,16 @@ ROOT=$(pwd)
 scripts/setup.sh --dev
 VENV=${PARAEVAL_VENV:-$ROOT/.venv}
 export NLTK_DATA=${NLTK_DATA:-$ROOT/data/nltk_data}
-echo "[test] database: ${DATABASE_URL:-SQLite (set DATABASE_URL for PostgreSQL)}"
+DEFAULT_DATABASE_URL=postgres://postgres@127.0.0.1:5432/test
+if [[ -z "${DATABASE_URL:-}" ]]; then
+  # A real connection, not only an open port: the server must accept this user (3 s at most).
+  if "$VENV/bin/python" -c "import psycopg, sys; psycopg.connect(sys.argv[1], connect_timeout=3).close()" \
+    "${DEFAULT_DATABASE_URL%/*}/postgres" >/dev/null 2>&1; then
+    export DATABASE_URL=$DEFAULT_DATABASE_URL
+  fi
+fi
+echo "[test] database: ${DATABASE_URL:-SQLite (no PostgreSQL answers at $DEFAULT_DATABASE_URL; the PostgreSQL-only tests will be skipped)}"
 "$VENV/bin/ruff" check .
 "$VENV/bin/ruff" format --check .
+"$VENV/bin/mypy"  # paraeval, annotate and scoring with the Django and DRF plugins (pyproject.toml)
 exec "$VENV/bin/pytest" "$@"

@@ -50,7 +50,17 @@ def make_training_pairs(campaign: Campaign, count: int = 5) -> list[Pair]:
 
 
 def make_volunteer(campaign: Campaign | None = None, **fields: Any) -> Volunteer:
-    defaults: dict[str, Any] = {"campaign": campaign or make_campaign(), "english_level": EnglishLevel.GOOD.value}
+    """A volunteer who has read the guidelines and (if any) finished the training steps' pages.
+
+    Pass ``guidelines_seen_at=None`` / ``training_done_seen_at=None`` for one who has not.
+    """
+    now = timezone.now()
+    defaults: dict[str, Any] = {
+        "campaign": campaign or make_campaign(),
+        "english_level": EnglishLevel.GOOD.value,
+        "guidelines_seen_at": now,
+        "training_done_seen_at": now,
+    }
     return Volunteer.objects.create(**{**defaults, **fields})
 
 

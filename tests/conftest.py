@@ -1,4 +1,5 @@
-"""Fixtures shared by the whole suite: a headless Chromium, the Redis URL, database guards."""
+"""Fixtures shared by the whole suite: a headless Chromium, the Redis URL, database guards;
+and the end-of-run list of skipped tests grouped by reason."""
 
 from __future__ import annotations
 
@@ -80,8 +81,18 @@ def browser_factory() -> Iterator[object]:
 
 @pytest.fixture
 def redis_url() -> str:
-    """URL of the real Redis used by queue and worker tests (a database of its own)."""
-    return os.environ.get("REDIS_URL_TESTS", "redis://127.0.0.1:6379/15")
+    """URL of the real Redis used by queue and worker tests (a database of its own).
+
+    Skips the test, with the reason, when no Redis server answers there.
+    """
+    import redis
+
+    url = os.environ.get("REDIS_URL_TESTS", "redis://127.0.0.1:6379/15")
+    try:
+        redis.Redis.from_url(url, socket_connect_timeout=2, socket_timeout=2).ping()
+    except redis.RedisError as error:
+        pytest.skip(f"needs a Redis server at {url} (set REDIS_URL_TESTS or start redis-server): {error}")
+    return url
 
 
 @pytest.fixture
@@ -98,3 +109,40 @@ def queue_dir(tmp_path: Path) -> Iterator[Path]:
 
     with filesystem_broker(tmp_path) as folder:
         yield folder
+
+
+@pytest.fixture(autouse=True)
+def _fresh_scoring_caches() -> Iterator[None]:
+    """Each test reads the enabled configurations' rows afresh (they are cached per process).
+
+    Rows are rolled back between tests and may come back with other ids; the cache would
+    otherwise hand a test the previous test's ids.
+    """
+    from scoring import configs
+
+    configs.forget_enabled()
+    yield
+    configs.forget_enabled()
+
+
+def _skip_reason(report: pytest.TestReport) -> str:
+    """The reason a skipped test gave, without pytest's "Skipped: " prefix."""
+    longrepr = report.longrepr
+    reason = longrepr[2] if isinstance(longrepr, tuple) else str(longrepr)
+    return reason.removeprefix("Skipped: ")
+
+
+def pytest_terminal_summary(terminalreporter: pytest.TerminalReporter) -> None:
+    """End the run with the skipped tests grouped by reason (no PostgreSQL, no Redis, no corpora),
+    so that a run that quietly lost its PostgreSQL-only tests says so where people look."""
+    skipped = [report for report in terminalreporter.stats.get("skipped", []) if report.skipped]
+    if not skipped:
+        return
+    by_reason: dict[str, list[str]] = {}
+    for report in skipped:
+        by_reason.setdefault(_skip_reason(report), []).append(report.nodeid)
+    terminalreporter.section(f"{len(skipped)} skipped tests, by reason")
+    for reason, nodeids in sorted(by_reason.items(), key=lambda item: (-len(item[1]), item[0])):
+        terminalreporter.write_line(f"{len(nodeids)} skipped: {reason}")
+        for nodeid in sorted(nodeids):
+            terminalreporter.write_line(f"    {nodeid}")

@@ -12,6 +12,12 @@ _DATA = Path(__file__).resolve().parent.parent / "data"
 os.environ.setdefault("PARAEVAL_DATA_DIR", str(_DATA / "test"))
 # WordNet is installed once per checkout by scripts/setup.sh, not per data folder.
 os.environ.setdefault("NLTK_DATA", str(_DATA / "nltk_data"))
+# The suite starts hundreds of volunteers and API calls from 127.0.0.1 within minutes: the
+# production limits would refuse them. tests/test_security_limits.py sets its own.
+os.environ.setdefault("PARAEVAL_START_RATE", "1000000/1m")
+os.environ.setdefault("PARAEVAL_API_ANON_RATE", "1000000/min")
+os.environ.setdefault("PARAEVAL_API_USER_RATE", "1000000/min")
+os.environ.setdefault("PARAEVAL_LOGIN_FAILURE_LIMIT", "1000000")  # bad tokens and logins
 
 from paraeval.settings import *  # noqa: E402, F403
 

@@ -9,6 +9,7 @@ from scoring.analysis.binary import best_accuracy, equal_error_rate, rank, roc_a
 from scoring.analysis.bootstrap import (
     Resampler,
     bootstrap,
+    bootstrap_many,
     full_sample_statistics,
     resample_statistics,
 )
@@ -86,10 +87,26 @@ def test_intervals_are_reproducible_and_sensible():
     assert 0 < first.auc.high - first.auc.low < 0.2
 
 
-def test_shared_counts_per_sample_size():
+def test_counts_are_drawn_in_chunks_of_the_same_stream():
     resampler = Resampler(10, seed=3)
-    assert resampler.cumulative_counts(7) is resampler.cumulative_counts(7)
-    assert resampler.cumulative_counts(7).shape == (10, 8)
+    whole = resampler.cumulative_counts(7)
+    assert whole.shape == (10, 8)
+    assert np.array_equal(whole, resampler.cumulative_counts(7))  # seeded per sample size
+    # Chunks of 3 resamples: 3 + 3 + 3 + 1 rows, the very same draws as one table.
+    blocks = list(resampler.chunks(7, rows=3))
+    assert [block.shape for block in blocks] == [(3, 8), (3, 8), (3, 8), (1, 8)]
+    assert np.array_equal(np.concatenate(blocks), whole)
+
+
+def test_many_jobs_equal_one_at_a_time():
+    # bootstrap_many reads each chunk for every job of its sample size: the same intervals as
+    # one bootstrap per job (which draws the counts again for each).
+    cases = [rank(*_random_case(seed, 40)) for seed in (21, 22, 23)]
+    resampler = Resampler(150, seed=9)
+    jobs = [(cases[0], None), (cases[1], 45), (cases[2], None), (rank([0.5], [True]), None)]
+    together = bootstrap_many(jobs, resampler)
+    assert together == [bootstrap(r, resampler, drawn_from=drawn) for r, drawn in jobs]
+    assert together[3] is None and together[0] is not None
 
 
 def test_single_class_and_tiny_samples():

@@ -13,7 +13,7 @@ from django.utils import timezone
 from annotate.labels import Label
 from annotate.models import Campaign, Judgement
 from scoring.analysis import dataset
-from scoring.analysis.service import FilterError, campaign_report, campaign_version
+from scoring.analysis.service import FilterError, campaign_report, campaign_version, shared_cache
 from scoring.models import Score
 from tests.builders import (
     make_judgement,
@@ -30,8 +30,10 @@ pytestmark = pytest.mark.django_db
 @pytest.fixture(autouse=True)
 def _empty_cache():
     cache.clear()
+    shared_cache().clear()
     yield
     cache.clear()
+    shared_cache().clear()
 
 
 @pytest.fixture

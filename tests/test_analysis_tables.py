@@ -51,10 +51,16 @@ def test_table_layouts(tables):
     assert keys == ["table1", "table2", "table3", "table4", "table5", "ranking", "topk", "agreement", "volunteers"]
     table1 = tables[0]
     assert [label for label, _ in table1.groups] == ["a", "b", "Global"]
-    assert table1.columns == ["yes", "no"] * 3
+    assert table1.columns == ["yes", "no", "n"] * 3
     assert table1.rows[0].label == "SIM ↑" and table1.rows[1].label == "LEV ↓"
     # SIM, Global, yes: mean .85, std sqrt(.005) = .07
-    assert table1.rows[0].cells[4].text == "0.85 ± 0.07"
+    assert table1.rows[0].cells[6].text == "0.85 ± 0.07"
+    # Pairs per row: PP failed on one labelled pair, so its row says 3 of the 4.
+    assert [table1.rows[0].cells[8].text, table1.rows[2].cells[8].text] == ["4", "3"]
+    assert table1.rows[2].cells[8].note == "of 4 labelled pairs" and table1.rows[0].cells[8].note == ""
+    tied = next(row for row in tables[1].rows if row.label == "SIM ↑" and row.stat == "Tied thresholds")
+    assert tied.cells[-1].text == "unique"
+    assert "the highest is used" in tables[1].caption
     table2 = tables[1]
     threshold = next(row for row in table2.rows if row.label == "LEV ↓" and row.stat == "Threshold")
     assert threshold.cells[-1].text == "≤ 0.20"

@@ -64,7 +64,10 @@ def test_page_size_is_chosen_and_capped(staff_api):
         make_campaign()
     body = staff_api.get("/api/campaigns/?page_size=2&page=2").json()
     assert len(body["results"]) == 2 and body["next"].endswith("page=3&page_size=2")
-    assert len(staff_api.get("/api/campaigns/?page_size=100000").json()["results"]) == 5
+    assert len(staff_api.get("/api/campaigns/?page_size=1000").json()["results"]) == 5
+    too_many = staff_api.get("/api/campaigns/?page_size=100000")
+    assert too_many.status_code == 400
+    assert too_many.json() == {"page_size": ["Expected a whole number from 1 to 1000, got '100000'."]}
     response = staff_api.get("/api/campaigns/?page=99")
     assert response.status_code == 404 and "Invalid page" in response.json()["detail"]
 
@@ -88,7 +91,7 @@ def test_create(staff_api):
     [
         ({"name": "No slug"}, "slug", "This field is required."),
         ({"slug": "has space", "name": "x"}, "slug", "letters, numbers, underscores or hyphens"),
-        ({"slug": "taken", "name": "x"}, "slug", "already exists"),
+        ({"slug": "taken", "name": "x"}, "slug", "already exists"),  # a 409: see below
         ({"slug": "fine"}, "name", "This field is required."),
         ({"slug": "fine", "name": "x", "quota": 0}, "quota", "greater than or equal to 1"),
         ({"slug": "fine", "name": "x", "judges_per_pair": "two"}, "judges_per_pair", "A valid integer is required."),
@@ -97,7 +100,8 @@ def test_create(staff_api):
 def test_create_refuses_bad_fields_naming_them(staff_api, payload, field, message):
     make_campaign(slug="taken")
     response = staff_api.post("/api/campaigns/", payload, format="json")
-    assert response.status_code == 400
+    # A slug that is taken conflicts with an existing campaign (409); the rest are bad input (400).
+    assert response.status_code == (409 if payload.get("slug") == "taken" else 400)
     errors = response.json()
     assert list(errors) == [field]
     assert message in errors[field][0]

@@ -26,7 +26,13 @@ def test_list_shows_pseudonyms_never_tokens(staff_api, campaign):
     volunteer = make_volunteer(campaign, english_level="advanced")
     shown = timezone.now() - timedelta(seconds=30)
     judgement = make_judgement(
-        pair, volunteer, Label.DONT_KNOW, source_on_top=False, shown_at=shown, answered_at=shown + timedelta(seconds=4)
+        pair,
+        volunteer,
+        Label.DONT_KNOW,
+        source_on_top=False,
+        position=7,
+        shown_at=shown,
+        answered_at=shown + timedelta(seconds=4),
     )
 
     response = staff_api.get("/api/judgements/")
@@ -43,6 +49,7 @@ def test_list_shows_pseudonyms_never_tokens(staff_api, campaign):
         "label": "dont_know",
         "binary_label": None,
         "top_sentence": "hypothesis",
+        "position": 7,
         "is_training": False,
         "shown_at": row["shown_at"],
         "answered_at": row["answered_at"],
@@ -89,7 +96,8 @@ def test_filters(staff_api, campaign):
 )
 def test_bad_filters_are_named(staff_api, query, field):
     response = staff_api.get(f"/api/judgements/?{query}")
-    assert response.status_code == 400
+    # An unknown campaign is a 404 (the query names what does not exist); bad values are 400.
+    assert response.status_code == (404 if field == "campaign" else 400)
     assert list(response.json()) == [field]
 
 

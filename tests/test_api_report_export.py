@@ -43,6 +43,7 @@ def test_report_filters_are_passed_on(staff_api, scored):
         "english_level": "native",
         "date_from": "2020-01-01",
         "date_to": "2999-12-31",
+        "exclude_flagged": False,
     }
     expected = campaign_report(
         scored.campaign.pk, reference="gold", origin="mrpc", english_level="native", resamples=0, use_cache=False

@@ -15,7 +15,7 @@ pytestmark = pytest.mark.django_db
 
 METHODS = ("get", "post", "put", "patch", "delete")
 # Routes under /api/ that serve the schema itself rather than operations of it.
-DOCUMENT_ROUTES = {"/api/schema/", "/api/docs/", "/api/redoc/"}
+DOCUMENT_ROUTES = {"/api/", "/api/schema/", "/api/docs/", "/api/redoc/"}  # "/api/": DRF's API root
 
 
 def _template(pattern: object) -> str:
@@ -94,6 +94,40 @@ def test_schema_documents_filters_errors_and_export_types(schema):
     assert {"campaign", "metric_config", "metric", "status"} <= score_parameters
 
 
+def test_every_operation_documents_the_errors_it_can_answer(schema):
+    """What schemathesis found undocumented (tests/test_api_schemathesis.py runs the whole check)."""
+    for path, item in schema["paths"].items():
+        for method, operation in item.items():
+            if method not in METHODS:
+                continue
+            codes = set(operation["responses"])
+            assert {"401", "403", "429"} <= codes, (method, path, codes)
+            if "{" in path or (method == "get" and "page" in {p["name"] for p in operation.get("parameters", [])}):
+                assert "404" in codes, (method, path, codes)
+            if method == "post" and operation.get("requestBody"):
+                assert {"400", "413"} <= codes, (method, path, codes)
+    pair = schema["components"]["schemas"]["Pair"]["properties"]["expected_label"]
+    assert {"$ref": "#/components/schemas/BlankEnum"} in pair["oneOf"]  # "" for a non-training pair
+    page_size = next(p for p in schema["paths"]["/api/pairs/"]["get"]["parameters"] if p["name"] == "page_size")
+    assert page_size["schema"] == {"type": "integer", "minimum": 1, "maximum": 1000}
+
+
+@pytest.mark.parametrize(
+    ("url", "status", "body"),
+    [
+        ("/api/judgements/?label=", 400, {"label": ["Empty value: give a value or leave the parameter out."]}),
+        ("/api/pairs/?origin=", 400, {"origin": ["Empty value: give a value or leave the parameter out."]}),
+        ("/api/pairs/?page_size=0", 400, {"page_size": ["Expected a whole number from 1 to 1000, got '0'."]}),
+        ("/api/scores/?pair=1.5", 400, {"pair": ["Enter a whole number."]}),
+        ("/api/pairs/1.5e3/", 404, {"detail": "Not found."}),
+        ("/api/campaigns/no.such/", 404, {"detail": "No Campaign matches the given query."}),
+    ],
+)
+def test_what_the_schema_refuses_the_server_refuses_in_json(staff_api, url, status, body):
+    response = staff_api.get(url)
+    assert (response.status_code, response["Content-Type"], response.json()) == (status, "application/json", body)
+
+
 def _asset_urls(html: str) -> list[str]:
     return re.findall(r'(?:src|href)="([^"]+\.(?:js|css|png))"', html)
 
@@ -104,11 +138,13 @@ def test_docs_pages_use_local_assets_only(client, staff_user, page):
     response = client.get(page)
     assert response.status_code == 200
     html = response.content.decode()
-    assert "/api/schema/" in html
+    # Swagger UI reads the schema's address from its start-up script, served apart (no inline code).
+    script = client.get("/api/docs/?script=").content.decode() if page == "/api/docs/" else ""
+    assert "/api/schema/" in html + script
     assets = _asset_urls(html)
     assert assets, html
     for url in assets:
-        assert url.startswith("/static/drf_spectacular_sidecar/"), url
+        assert url.startswith(("/static/drf_spectacular_sidecar/", "/static/css/")), url
         assert client.get(url).status_code == 200, url
     assert not re.search(r"https?://(?!127\.0\.0\.1|localhost)", " ".join(assets))
     assert "cdn" not in html.lower()

@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import hashlib
 from datetime import timedelta
+from typing import Any
 
 import pytest
 from django.db import connection
@@ -23,9 +24,13 @@ from tests.builders import make_campaign, make_judgement, make_pair, make_traini
 pytestmark = pytest.mark.django_db
 
 
-def volunteer_of(campaign: Campaign) -> Volunteer:
-    volunteer = make_volunteer(campaign)
+def volunteer_of(campaign: Campaign, **fields: Any) -> Volunteer:
+    volunteer = make_volunteer(campaign, **fields)
     return Volunteer.objects.select_related("campaign").get(pk=volunteer.pk)
+
+
+def volunteer_of_token(token: str) -> Volunteer:
+    return Volunteer.objects.select_related("campaign").get(token=token)
 
 
 def take(volunteer: Volunteer) -> Assignment | None:
@@ -108,8 +113,10 @@ def test_a_pair_is_served_up_to_its_target_only() -> None:
 
 def test_a_reservation_blocks_others_until_it_expires_then_returns_to_the_pool() -> None:
     campaign = make_campaign(quota=5, judges_per_pair=1, reservation_minutes=20)
-    pair = make_pair(campaign)
+    warm_up, pair = make_pair(campaign), make_pair(campaign)
     idle, other = volunteer_of(campaign), volunteer_of(campaign)
+    Pair.objects.filter(pk=warm_up.pk).update(judgement_count=1)  # judged already: not served
+    make_judgement(make_pair(campaign, judgement_count=1), idle)  # idle has answered once before
     reserved = take(idle)
     assert reserved.pair_id == pair.pk
     assert reserved.expires_at == reserved.shown_at + timedelta(minutes=20)
@@ -117,6 +124,27 @@ def test_a_reservation_blocks_others_until_it_expires_then_returns_to_the_pool()
     # The idle volunteer walked away; twenty minutes later the pair is free again.
     later = timezone.now() + timedelta(minutes=21)
     assert allocation.next_assignment(other, now=later).assignment.pair_id == pair.pk
+
+
+def test_a_volunteer_who_never_answered_holds_a_pair_only_briefly(settings) -> None:
+    """Issue 11, point 1: starts that never answer (a script) give their pairs back within minutes."""
+    settings.PARAEVAL_FIRST_RESERVATION_MINUTES = 3
+    campaign = make_campaign(quota=5, judges_per_pair=1, reservation_minutes=20)
+    pairs = [make_pair(campaign) for _ in range(3)]
+    squatters = [volunteer_of(campaign) for _ in range(3)]
+    taken = [take(squatter) for squatter in squatters]
+    assert sorted(a.pair_id for a in taken) == sorted(p.pk for p in pairs)
+    assert [a.expires_at - a.shown_at for a in taken] == [timedelta(minutes=3)] * 3
+    real = volunteer_of(campaign)
+    assert allocation.next_assignment(real).end is EndReason.EXHAUSTED
+    # Four minutes later, not twenty, the real volunteer gets a pair ...
+    later = timezone.now() + timedelta(minutes=4)
+    served = allocation.next_assignment(real, now=later).assignment
+    assert served.pair_id in {p.pk for p in pairs}
+    # ... and once they have answered, their next reservation is the campaign's full twenty minutes.
+    assert answer(real, served).outcome is flow.AnswerOutcome.STORED
+    following = allocation.next_assignment(real, now=later).assignment
+    assert following.expires_at - following.shown_at == timedelta(minutes=20)
 
 
 def test_an_expired_reservation_is_renewed_when_the_pair_is_still_free() -> None:
@@ -134,12 +162,14 @@ def test_an_expired_reservation_is_renewed_when_the_pair_is_still_free() -> None
 
 def test_an_expired_reservation_taken_by_someone_else_is_dropped_and_replaced() -> None:
     campaign = make_campaign(quota=5, judges_per_pair=1)
-    contested, spare = make_pair(campaign), make_pair(campaign)
+    pairs = [make_pair(campaign), make_pair(campaign)]
     away, other = volunteer_of(campaign), volunteer_of(campaign)
     stale = take(away)
-    assert stale.pair_id == contested.pk
+    contested, spare = sorted(pairs, key=lambda pair: pair.pk != stale.pair_id)
     expire(stale)
-    answer(other, take(other))  # the pair went to the other volunteer meanwhile
+    # The pair went to the other volunteer meanwhile.
+    make_judgement(contested, other)
+    Pair.objects.filter(pk=contested.pk).update(judgement_count=1)
     step = allocation.next_assignment(away)
     assert step.dropped_expired
     assert step.assignment.pair_id == spare.pk
@@ -228,6 +258,80 @@ def test_the_top_sentence_is_a_stable_sha256_draw_stored_with_the_judgement() ->
     assert {judgement.source_on_top for judgement in judgements} == {True, False}
 
 
+def test_training_pairs_keep_the_imported_order_for_everyone() -> None:
+    """Paper, section 3.1: the training trial is the same for all judges (source on top)."""
+    campaign = make_campaign(quota=1)
+    make_training_pairs(campaign, 5)
+    make_pair(campaign)
+    for _ in range(12):
+        volunteer = volunteer_of(campaign)
+        run_through(volunteer)
+        training = Judgement.objects.filter(volunteer=volunteer, is_training=True)
+        assert [judgement.source_on_top for judgement in training] == [True] * 5
+
+
+def test_each_volunteer_meets_the_pairs_in_an_order_of_their_own() -> None:
+    campaign = make_campaign(quota=30, judges_per_pair=3)
+    make_training_pairs(campaign, 2)
+    # Evenly spaced keys and fixed tokens: the draw is exercised without leaving the test to
+    # chance (random keys leave uneven gaps, so three first pairs coincide about once in 150).
+    pool = [make_pair(campaign, shuffle_key=index * (2**31 // 30)).pk for index in range(30)]
+    tokens = ["volunteer-order-a", "volunteer-order-b", "volunteer-order-c"]
+    orders = [run_through(volunteer_of(campaign, token=token))[2:] for token in tokens]
+    for order in orders:
+        assert sorted(order) == sorted(pool)  # everyone judges every pair once
+    # Three shuffles of 30 pairs: equal orders, or the id order, would be a defect.
+    assert len({tuple(order) for order in orders}) == 3
+    assert all(order != sorted(pool) for order in orders)
+    # Each volunteer starts where their own SHA-256 draw points: order effects are spread.
+    assert len({order[0] for order in orders}) == 3
+    for token, order in zip(tokens, orders, strict=True):
+        start = allocation.shuffle_point(token, 0)  # their first campaign pair
+        expected_first = next((pk for pk, key in _keys(pool) if key >= start), pool[0])
+        assert order[0] == expected_first
+
+
+def _keys(pool: list[int]) -> list[tuple[int, int]]:
+    return list(Pair.objects.filter(pk__in=pool).order_by("shuffle_key").values_list("pk", "shuffle_key"))
+
+
+def test_the_shuffle_is_a_function_of_the_token_and_survives_a_restart() -> None:
+    """No per-process state: the same token meets the same pool in the same order."""
+    campaign = make_campaign(quota=20, judges_per_pair=2)
+    for _ in range(20):
+        make_pair(campaign)
+    volunteer = volunteer_of(campaign)
+    first_run = run_through(volunteer)
+    token = volunteer.token
+    volunteer.delete()
+    recount_judgements(campaign)
+    again = make_volunteer(campaign)
+    Volunteer.objects.filter(pk=again.pk).update(token=token)
+    assert run_through(volunteer_of_token(token)) == first_run
+
+
+def test_fewest_judgements_still_come_first_within_the_shuffle() -> None:
+    campaign = make_campaign(quota=6, judges_per_pair=3)
+    pairs = [make_pair(campaign) for _ in range(6)]
+    for pair in pairs[:4]:
+        Pair.objects.filter(pk=pair.pk).update(judgement_count=1)
+    order = run_through(volunteer_of(campaign))
+    assert set(order[:2]) == {pairs[4].pk, pairs[5].pk}
+    assert set(order[2:]) == {pair.pk for pair in pairs[:4]}
+
+
+def test_each_judgement_stores_its_position_in_the_volunteers_sequence() -> None:
+    campaign = make_campaign(quota=4, judges_per_pair=2)
+    make_training_pairs(campaign, 2)
+    for _ in range(6):
+        make_pair(campaign)
+    volunteer = volunteer_of(campaign)
+    order = run_through(volunteer)
+    stored = Judgement.objects.filter(volunteer=volunteer).order_by("answered_at", "id")
+    assert [(j.pair_id, j.position) for j in stored] == [(pair_id, n) for n, pair_id in enumerate(order, 1)]
+    assert [a.position for a in Assignment.objects.filter(volunteer=volunteer)] == [1, 2, 3, 4, 5, 6]
+
+
 def test_a_double_answer_is_stored_once() -> None:
     campaign = make_campaign(quota=5)
     pair = make_pair(campaign)
@@ -257,10 +361,10 @@ def test_a_judgement_stored_by_another_path_hits_the_unique_constraint_without_e
 
 def test_answers_only_for_assigned_pairs_and_known_labels() -> None:
     campaign = make_campaign(quota=5)
-    mine, theirs = make_pair(campaign), make_pair(campaign)
+    pairs = {make_pair(campaign).pk, make_pair(campaign).pk}
     volunteer, other = volunteer_of(campaign), volunteer_of(campaign)
-    assert take(volunteer).pair_id == mine.pk
-    assert take(other).pair_id == theirs.pk
+    mine, theirs = take(volunteer).pair, take(other).pair
+    assert {mine.pk, theirs.pk} == pairs  # a judge per pair: each gets the pair the other has not
     with pytest.raises(flow.NotAssignedError):
         flow.record_answer(volunteer, theirs.pk, Label.SAME_MEANING.value)
     with pytest.raises(ValueError, match="banana"):
@@ -351,10 +455,16 @@ def test_the_allocation_query_walks_the_index_on_postgresql(require_postgres: No
     with connection.cursor() as cursor:
         cursor.execute("ANALYZE annotate_pair")
     volunteer = volunteer_of(campaign)
-    sql, params = allocation.candidate_query(volunteer, campaign, timezone.now(), lock="skip")
-    with connection.cursor() as cursor:
-        cursor.execute("EXPLAIN " + sql, params)
-        plan = "\n".join(row[0] for row in cursor.fetchall())
-    # An ordered walk of the partial index that stops at the first free pair: no sort of the pool.
-    assert "pair_allocation_idx" in plan, plan
-    assert "Sort" not in plan, plan
+    start = allocation.shuffle_point(volunteer.token, 0)
+    for wrapped in (False, True):
+        sql, params = allocation.candidate_query(
+            volunteer, campaign, timezone.now(), start=start, wrapped=wrapped, lock="skip"
+        )
+        with connection.cursor() as cursor:
+            cursor.execute("EXPLAIN " + sql, params)
+            plan = "\n".join(row[0] for row in cursor.fetchall())
+        # A range scan of the partial index from the volunteer's point, stopping at the first free
+        # pair: no sort of the pool, and the shuffle key bounds the scan (an index condition).
+        assert "pair_shuffled_allocation_idx" in plan, plan
+        assert "Sort" not in plan, plan
+        assert "Index Cond" in plan and "shuffle_key" in plan.split("Index Cond")[1].split("\n")[0], plan

@@ -30,6 +30,9 @@ def start(client: Client, campaign: Campaign, level: str = "advanced") -> Volunt
     assert response.status_code == 302
     volunteer = Volunteer.objects.get(campaign=campaign, token=response.url.split("/")[2])
     assert response.url == f"/v/{volunteer.token}/"
+    # The guidelines step comes first, once.
+    assert client.get(response.url).url == f"/v/{volunteer.token}/guidelines/"
+    assert client.post(f"/v/{volunteer.token}/guidelines/").url == f"/v/{volunteer.token}/"
     return volunteer
 
 
@@ -52,6 +55,11 @@ def finish_training(client: Client, volunteer: Volunteer, count: int) -> None:
     for _ in range(count):
         response = post_answer(client, volunteer, current_pair_id(client, volunteer))
         assert "/training/" in response.url
+    if count == 0:
+        return
+    # After the last training pair, the page that says the training is over, once.
+    assert client.get(f"/v/{volunteer.token}/").url == f"/v/{volunteer.token}/training-done/"
+    assert client.post(f"/v/{volunteer.token}/training-done/").url == f"/v/{volunteer.token}/"
 
 
 def test_welcome_page_explains_the_task_its_length_and_asks_consent_and_level(client: Client) -> None:
@@ -81,7 +89,7 @@ def test_consent_and_level_are_required_and_nothing_is_stored_without_them(clien
     assert "Please tick the consent box" in missing_consent.content.decode()
     bad_level = client.post(url, {"consent": "on", "english_level": "fluent-ish"})
     assert bad_level.status_code == 400
-    assert "Please choose one of the four English levels" in bad_level.content.decode()
+    assert "Please choose one of the four levels" in bad_level.content.decode()
     assert not Volunteer.objects.exists()
 
 

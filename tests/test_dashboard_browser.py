@@ -93,14 +93,20 @@ def volunteer_answers_one_pair(volunteer: WebDriver, live_server, slug: str) -> 
     volunteer.get(f"{live_server.url}/c/{slug}/")
     volunteer.find_element(By.CSS_SELECTOR, "label[for=id_english_level_2]").click()  # Advanced
     volunteer.find_element(By.ID, "id_consent").click()
-    volunteer.find_element(By.CSS_SELECTOR, "button[type=submit]").click()
+    volunteer.find_element(By.CSS_SELECTOR, "form.start-form button[type=submit]").click()
+    wait(volunteer, ec.presence_of_element_located((By.CSS_SELECTOR, "[data-start-training]")))
+    with navigation(volunteer):
+        volunteer.find_element(By.CSS_SELECTOR, "[data-start-training]").click()  # the guidelines step
     wait(volunteer, ec.presence_of_element_located((By.ID, "answer-form")))
     for _ in range(5):
         with navigation(volunteer):
             ActionChains(volunteer).send_keys("4").perform()
         wait(volunteer, ec.url_contains("/training/"))
         ActionChains(volunteer).send_keys(Keys.ENTER).perform()
-        wait(volunteer, ec.presence_of_element_located((By.ID, "answer-form")))
+        wait(volunteer, ec.presence_of_element_located((By.CSS_SELECTOR, "#answer-form, [data-start-judging]")))
+    with navigation(volunteer):
+        volunteer.find_element(By.CSS_SELECTOR, "[data-start-judging]").click()  # the training is over
+    wait(volunteer, ec.presence_of_element_located((By.ID, "answer-form")))
     assert not volunteer.find_elements(By.CSS_SELECTOR, ".badge--training")
     with navigation(volunteer):
         volunteer.find_element(By.CSS_SELECTOR, "button.answer[value=same_meaning]").click()
@@ -230,3 +236,49 @@ def test_the_demo_campaign_fills_in_as_scores_arrive(browser_factory, live_serve
     assert chart_state(staff, f"scatter-{config.pk}")["points"] > 0
     assert chart_state(staff, "chart-roc")["chart"]
     full_page_screenshot(staff, artifacts_dir / "dashboard_demo_scored.png")
+
+
+def test_meta_evaluation_sections_render_with_the_demo(browser_factory, live_server, artifacts_dir: Path) -> None:
+    from django.core.management import call_command
+
+    from annotate.models import Campaign, Pair
+    from scoring.analysis.dataset import Filters
+    from scoring.analysis.meta_service import _meta_options, compute
+    from scoring.metrics.lexical import normalised_char_distance
+    from tests.builders import make_metric_config, make_score
+
+    call_command("load_demo", stdout=io.StringIO())
+    lev = make_metric_config("lev", label="LEV")
+    length = make_metric_config("bleu", label="Length ratio")
+    for pair in Pair.objects.filter(campaign__slug="demo", is_training=False):
+        make_score(pair, lev, normalised_char_distance(pair.source, pair.hypothesis))
+        make_score(
+            pair, length, min(len(pair.source), len(pair.hypothesis)) / max(len(pair.source), len(pair.hypothesis), 1)
+        )
+    staff = browser_factory()
+    staff.set_window_size(1400, 1000)
+    log_in_as_staff(staff, live_server)
+    staff.find_element(By.CSS_SELECTOR, "#f-reference option[value=gold]").click()
+    # No worker runs here: the section says it is computing until the cpu task has run.
+    wait(staff, lambda b: b.find_element(By.ID, "meta-status").text == "Computing the paired comparisons…")
+    assert [link.text for link in staff.find_elements(By.CSS_SELECTOR, "#contents a")][-7:-1] == [
+        "Paired tests",
+        "Threshold honesty",
+        "Ties",
+        "Systems",
+        "Human ceiling",
+        "Calibration",
+    ]
+    filters = Filters.build("gold")
+    compute(Campaign.objects.get(slug="demo").pk, filters, _meta_options(filters, None, None))
+    wait(staff, lambda b: b.find_elements(By.CSS_SELECTOR, "table[data-table=meta-ranking] tbody tr"), timeout=20)
+    assert staff.find_element(By.ID, "meta-status").text.startswith("Paired comparisons ready (")
+    ranking = [row.text for row in staff.find_elements(By.CSS_SELECTOR, "table[data-table=meta-ranking] tbody th")]
+    assert sorted(ranking) == ["LEV ↓", "Length ratio ↑"]
+    heat = staff.find_elements(By.CSS_SELECTOR, "table[data-table=meta-heatmap] tbody td")
+    assert len(heat) == 4 and heat[0].get_attribute("class") == "heat-self"
+    assert heat[1].get_attribute("class").startswith("heat-")
+    ties = staff.find_elements(By.CSS_SELECTOR, "table[data-table=meta-ties] tbody tr")
+    assert len(ties) == 2
+    assert staff.find_element(By.CSS_SELECTOR, "#meta-systems .note").text.startswith("No pair names the system")
+    full_page_screenshot(staff, artifacts_dir / "dashboard_meta_evaluation.png")

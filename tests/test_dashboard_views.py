@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import base64
+import json
 import re
 
 import pytest
@@ -10,6 +12,8 @@ from django.core.cache import cache
 from django.urls import reverse
 
 from annotate.labels import Label
+from scoring.analysis.service import campaign_report, shared_cache
+from scoring.analysis_tasks import compute_report_intervals
 from tests.builders import (
     make_campaign,
     make_judgement,
@@ -18,6 +22,7 @@ from tests.builders import (
     make_scored_campaign,
     make_volunteer,
 )
+from tests.workers_support import messages_in
 
 pytestmark = pytest.mark.django_db
 PAGE = "/staff/dashboard/"
@@ -25,10 +30,13 @@ DATA = "/staff/dashboard/data/"
 
 
 @pytest.fixture(autouse=True)
-def _empty_cache():
+def _empty_cache(queue_dir):
+    # queue_dir: the intervals the JSON view queues go to a broker folder of this test.
     cache.clear()
+    shared_cache().clear()
     yield
     cache.clear()
+    shared_cache().clear()
 
 
 @pytest.fixture
@@ -78,6 +86,7 @@ def test_page_for_staff(staff_client, built):
         "/static/vendor/chartjs/chart.umd.min.js",
         "/static/vendor/chartjs-chart-boxplot/index.umd.min.js",
         "/static/js/dashboard.js",
+        "/static/js/meta_evaluation.js",
     ]
 
 
@@ -108,12 +117,41 @@ def test_json_report_with_etag(staff_client, built):
     response = staff_client.get(DATA, {"campaign": "dash"})
     assert response.status_code == 200
     body = response.json()
-    assert response["ETag"] == f'"{body["version"]}"'
+    # The point estimates at once; the intervals are queued ("-p": pending).
+    assert response["ETag"] == f'"{body["version"]}-p"'
     assert "no-store" in response["Cache-Control"]
     assert body["counts"]["judgements"] == 72 and body["campaign"]["slug"] == "dash"
     unchanged = staff_client.get(DATA, {"campaign": "dash"}, headers={"If-None-Match": response["ETag"]})
     assert unchanged.status_code == 304 and unchanged.content == b""
     assert unchanged["ETag"] == response["ETag"]
+
+
+def test_intervals_fill_in_when_the_cpu_queue_has_them(staff_client, built, queue_dir):
+    first = staff_client.get(DATA, {"campaign": "dash"})
+    body = first.json()
+    parapluie = str(built.configs["parapluie"].pk)
+    assert body["bootstrap"]["state"] == "computing"
+    assert body["bootstrap"]["message"] == "Computing the 95% bootstrap intervals…"
+    assert body["results"][parapluie]["all"]["auc"]["ci"] is None
+    assert body["results"][parapluie]["all"]["best_accuracy"]["ci"] is None
+    assert body["results"][parapluie]["all"]["auc"]["value"] is not None  # the point estimate is there
+    # One message was queued on the cpu queue, once whatever the polls.
+    staff_client.get(DATA, {"campaign": "dash"}, headers={"If-None-Match": first["ETag"]})
+    staff_client.get(DATA, {"campaign": "dash"})
+    queued = messages_in(queue_dir)
+    assert [(queue, task) for queue, task, _ in queued] == [("cpu", "scoring.analysis_tasks.compute_report_intervals")]
+    # What the worker runs with that message's arguments.
+    kwargs = json.loads(base64.b64decode(json.loads(next(queue_dir.iterdir()).read_text())["body"]))[1]
+    assert compute_report_intervals(**kwargs) == body["version"]
+    ready = staff_client.get(DATA, {"campaign": "dash"}, headers={"If-None-Match": first["ETag"]})
+    assert ready.status_code == 200 and ready["ETag"] == f'"{body["version"]}-i"'
+    filled = ready.json()
+    assert filled["bootstrap"]["state"] == "ready"
+    # The same numbers as the report API computes synchronously.
+    expected = campaign_report(built.campaign.pk, use_cache=False)
+    for key in ("best_accuracy", "auc", "eer"):
+        assert filled["results"][parapluie]["all"][key]["ci"] == expected["results"][parapluie]["all"][key]["ci"]
+    assert filled["results"] == expected["results"] and filled["tables"] == expected["tables"]
 
 
 def test_version_changes_when_a_judgement_or_score_arrives(staff_client, built):
@@ -139,6 +177,7 @@ def test_filters(staff_client, built):
         "english_level": level,
         "date_from": None,
         "date_to": None,
+        "exclude_flagged": False,
     }
     assert body["counts"]["pairs"] == 8 and body["counts"]["labelled"] == 8
     assert {row["english_level"] for row in body["volunteers"]} == {level}

@@ -62,6 +62,7 @@ def test_judgement_rows_columns_labels_and_pseudonyms(campaign):
         alice,
         Label.SAME_MEANING,
         source_on_top=False,
+        position=12,
         shown_at=shown,
         answered_at=shown + timedelta(seconds=12.5),
     )
@@ -84,6 +85,8 @@ def test_judgement_rows_columns_labels_and_pseudonyms(campaign):
     assert first["origin"] == "mrpc"
     assert (first["source"], first["hypothesis"]) == ("A cat.", "A feline.")
     assert first["top_sentence"] == "hypothesis"
+    assert first["position"] == "12"
+    assert dont_know["position"] == ""  # stored before positions existed: left empty
     assert first["binary_label"] == "1"
     assert dont_know["binary_label"] == ""
     assert no["binary_label"] == "0"

@@ -7,8 +7,10 @@ to compute the hash) must not import torch or any model library.
 
 from __future__ import annotations
 
+import hashlib
 import json
 import os
+import shutil
 import subprocess
 import sys
 from pathlib import Path
@@ -78,12 +80,27 @@ def test_embedded_model_identity_is_the_package_and_its_version() -> None:
     assert BertScore(model=str(directory)).config_hash == BertScore().config_hash
 
 
-def test_local_directory_identity_is_its_path_and_configured_name(tmp_path: Path) -> None:
+def test_local_directory_identity_is_its_files_content_and_configured_name(tmp_path: Path) -> None:
     model = tmp_path / "bert-base-uncased"
     model.mkdir()
-    (model / "config.json").write_text(json.dumps({"_name_or_path": "bert-base-uncased", "num_hidden_layers": 12}))
+    config_text = json.dumps({"_name_or_path": "bert-base-uncased", "num_hidden_layers": 12})
+    (model / "config.json").write_text(config_text)
+    (model / "model.safetensors").write_bytes(b"weights, first revision")
     ref = resolve_model(str(model))
-    assert ref.identity == {"model_path": str(model.resolve()), "model_name": "bert-base-uncased"}
+    files = hashlib.sha256(
+        f"config.json={hashlib.sha256(config_text.encode()).hexdigest()}\n"
+        f"model.safetensors={hashlib.sha256(b'weights, first revision').hexdigest()}\n".encode()
+    ).hexdigest()
+    assert ref.identity == {"model_name": "bert-base-uncased", "fingerprint": files}
+    # The same files under another path (another node's mount) are the same model.
+    copy = tmp_path / "elsewhere" / "bert-base-uncased"
+    shutil.copytree(model, copy)
+    assert resolve_model(str(copy)).identity == ref.identity
+    # New weights under the same path: another configuration (the old scores keep their hash).
+    before = BertScore(model=str(model), num_layers=9).config_hash
+    (model / "model.safetensors").write_bytes(b"weights, second revision")
+    resolve_model.cache_clear()
+    assert BertScore(model=str(model), num_layers=9).config_hash != before
     metric = BertScore(model=str(model), num_layers=9)
     assert metric.label == "bertscore[bert-base-uncased L9]"
     assert metric.config_hash != BertScore(model=str(model), num_layers=8).config_hash

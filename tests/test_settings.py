@@ -30,7 +30,7 @@ def test_secret_key_is_required_when_debug_is_off(tmp_path):
 def test_defaults_are_sqlite_and_debug_off(tmp_path):
     result = _load_settings({"SECRET_KEY": "x", "PARAEVAL_DATA_DIR": str(tmp_path)})
     assert result.returncode == 0, result.stderr
-    assert result.stdout.split() == ["django.db.backends.sqlite3", "False"]
+    assert result.stdout.split() == ["paraeval.sqlite", "False"]  # Django's, creating its folder
 
 
 def test_database_url_selects_postgresql(tmp_path):

@@ -18,8 +18,8 @@ from django.test import Client
 
 from annotate.importers import import_records
 from annotate.models import Judgement, Pair
-from scoring import broker
-from scoring.models import Score
+from scoring import broker, dispatch
+from scoring.models import QueuedScore, Score
 from tests.builders import make_campaign, make_training_pairs
 from tests.workers_support import (
     WorkerProcess,
@@ -101,8 +101,20 @@ def test_answers_save_while_the_broker_is_down_and_the_sweep_catches_up(
     assert not Score.objects.exists()
     assert elapsed < 30, f"answers took {elapsed:.1f} s with the broker down (hang guard, not a benchmark)"
 
-    # The broker comes back; a worker with beat (the sweep every 2 s) fills in every score.
+    # The broker comes back. The first sweep queues every missing score, one message per queue
+    # (8 pairs x 2 cpu metrics: one task); a volunteer answering meanwhile queues nothing more:
+    # the outstanding markers say it is queued already (before them, each answer queued its
+    # pair again in front of the sweep's work, and recovery took minutes).
     redis_server()
+    with use_broker(url, redis_transport_options(60)):
+        swept = dispatch.queue_sweep()
+        assert (swept.sent, swept.scores) == (1, 8 * len(METRICS))
+        later = judge_through_http(Client(), "outage", 4)
+        assert len(later) == 4
+        assert broker.queue_lengths(["cpu", "llm"]).lengths == {"cpu": 1, "llm": 0}
+    assert QueuedScore.objects.count() == 8 * len(METRICS)
+
+    # A worker with beat (the sweep every 2 s) fills in every score.
     env = worker_env(
         DATABASE_URL=shared_database_url(),
         REDIS_URL=url,
@@ -121,3 +133,4 @@ def test_answers_save_while_the_broker_is_down_and_the_sweep_catches_up(
         worker.stop()
     assert not Score.objects.filter(pair__is_training=True).exists()
     assert "scoring.tasks.sweep" in worker.log()
+    assert not QueuedScore.objects.exists()  # nothing left outstanding

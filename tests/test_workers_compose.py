@@ -16,7 +16,7 @@ import pytest
 import yaml
 from django.core.management import get_commands
 
-from scoring.broker import QUEUES
+from scoring.metrics.judges import parse_models
 
 ROOT = Path(__file__).resolve().parent.parent
 COMPOSE = yaml.safe_load((ROOT / "docker-compose.yml").read_text())
@@ -25,9 +25,18 @@ APP_SERVICES = {name: service for name, service in SERVICES.items() if "build" i
 
 
 def setting_names() -> set[str]:
-    """Every environment variable ``paraeval/settings.py`` reads through ``paraeval.env``."""
+    """Every environment variable ``paraeval/settings.py`` reads (``paraeval.env`` helpers or os.environ)."""
     source = (ROOT / "paraeval" / "settings.py").read_text()
-    return set(re.findall(r'env_(?:str|bool|int|float|list|choice)\(\s*"([A-Z0-9_]+)"', source))
+    found = re.findall(r'env_(?:str|bool|int|float|list|choice|specs)\(\s*"([A-Z0-9_]+)"', source)
+    return set(found) | set(re.findall(r'os\.environ\.get\(\s*"([A-Z0-9_]+)"', source))
+
+
+def documented_models() -> list:
+    """The two-model PARAPLUIE_MODELS the file's header documents for the gpu profile."""
+    text = (ROOT / "docker-compose.yml").read_text()
+    match = re.search(r'#\s+PARAPLUIE_MODELS="([^"]+)"', text)
+    assert match, "the header documents no PARAPLUIE_MODELS for the GPU workers"
+    return parse_models(match.group(1))
 
 
 def words(command: str | list[str]) -> list[str]:
@@ -35,8 +44,8 @@ def words(command: str | list[str]) -> list[str]:
 
 
 def test_the_expected_services_exist_with_health_checks_and_volumes() -> None:
-    assert set(SERVICES) == {"web", "worker", "beat", "postgres", "redis"}
-    assert set(APP_SERVICES) == {"web", "worker", "beat"}
+    assert set(SERVICES) == {"web", "worker", "gpu-mistral", "gpu-qwen", "beat", "postgres", "redis"}
+    assert set(APP_SERVICES) == {"web", "worker", "gpu-mistral", "gpu-qwen", "beat"}
     for name, service in SERVICES.items():
         assert service.get("healthcheck", {}).get("test"), f"{name} has no health check"
     assert SERVICES["postgres"]["image"] == "postgres:15"
@@ -45,6 +54,8 @@ def test_the_expected_services_exist_with_health_checks_and_volumes() -> None:
     for name, service in SERVICES.items():
         for volume in service.get("volumes", []):
             source = volume.split(":", 1)[0]
+            if source.startswith(("./", "/", "${")):
+                continue  # a bind mount (the models folder)
             assert source in declared, f"{name} mounts an undeclared volume {source!r}"
 
 
@@ -63,6 +74,7 @@ def test_every_variable_given_to_the_application_is_a_setting() -> None:
 
 def test_commands_name_real_modules_commands_and_queues() -> None:
     django_commands = get_commands()
+    judges = {judge.name: judge for judge in documented_models()}
     seen = {"gunicorn": False, "worker": False, "beat": False}
     for name, service in APP_SERVICES.items():
         command = words(service["command"])
@@ -73,6 +85,11 @@ def test_commands_name_real_modules_commands_and_queues() -> None:
                 module = command[index + 1]
                 assert importlib.util.find_spec(module) is not None, f"{name}: no module {module}"
                 seen["gunicorn"] = True
+            if word == "scripts/worker.sh":
+                assert (ROOT / word).stat().st_mode & 0o111, "scripts/worker.sh is not executable"
+                seen["worker"] = True
+            if word == "--model":
+                assert command[index + 1] in judges, f"{name}: no judge model {command[index + 1]!r}"
             if word == "celery":
                 assert command[index + 1 : index + 3] == ["-A", "paraeval"]
                 assert importlib.util.find_spec("paraeval.celery") is not None
@@ -80,12 +97,36 @@ def test_commands_name_real_modules_commands_and_queues() -> None:
                 assert role in {"worker", "beat"}
                 seen[role] = True
                 assert "--beat" not in command and "-B" not in command, "beat runs as its own service"
-            if word == "-Q":
-                assert set(command[index + 1].split(",")) <= set(QUEUES)
     assert seen == {"gunicorn": True, "worker": True, "beat": True}
     assert "migrate" in SERVICES["web"]["command"] and "collectstatic" in SERVICES["web"]["command"]
     beats = [name for name, service in APP_SERVICES.items() if " beat " in f" {service['command']} "]
     assert beats == ["beat"], "exactly one beat service (two would double every sweep)"
+    # The CPU worker: every queue by default (the embedded model's included), cpu,llm beside GPU workers.
+    assert SERVICES["worker"]["command"] == (
+        "scripts/worker.sh --queues ${WORKER_QUEUES:-cpu,llm,llm.smollm2} --hostname worker@%h"
+    )
+    assert parse_models("smollm2[model=embedded]")[0].queue == "llm.smollm2"
+
+
+def test_two_gpu_workers_serve_two_models_each_on_its_own_gpu() -> None:
+    judges = documented_models()
+    assert [(judge.name, judge.device, judge.dtype) for judge in judges] == [
+        ("mistral", "cuda", "bfloat16"),
+        ("qwen", "cuda", "bfloat16"),
+    ]
+    assert [judge.model for judge in judges] == ["/models/Mistral-7B-Instruct-v0.2", "/models/Qwen2.5-7B-Instruct"]
+    gpus = []
+    for judge in judges:
+        service = SERVICES[f"gpu-{judge.name}"]
+        assert service["profiles"] == ["gpu"]
+        assert words(service["command"])[:3] == ["scripts/worker.sh", "--model", judge.name]
+        (device,) = service["deploy"]["resources"]["reservations"]["devices"]
+        assert device["driver"] == "nvidia" and device["capabilities"] == ["gpu"]
+        gpus += device["device_ids"]
+        assert "/models:ro" in " ".join(service["volumes"])
+    assert gpus == ["0", "1"], "each GPU worker reserves a GPU of its own"
+    # The web process hashes the models' files: it mounts them too.
+    assert any(volume.endswith(":/models:ro") for volume in SERVICES["web"]["volumes"])
 
 
 def test_depends_on_conditions_are_consistent() -> None:
@@ -96,16 +137,10 @@ def test_depends_on_conditions_are_consistent() -> None:
                 assert "healthcheck" in SERVICES[dependency], f"{name} waits for {dependency}'s missing health check"
             assert rule["condition"] in {"service_started", "service_healthy", "service_completed_successfully"}
     # The workers and beat need the database migrated: they wait for a healthy web service.
-    for name in ("worker", "beat"):
+    for name in ("worker", "gpu-mistral", "gpu-qwen", "beat"):
         assert SERVICES[name]["depends_on"]["web"]["condition"] == "service_healthy"
         assert SERVICES[name]["depends_on"]["redis"]["condition"] == "service_healthy"
     assert SERVICES["web"]["depends_on"]["postgres"]["condition"] == "service_healthy"
-
-
-def test_the_worker_documents_gpu_nodes() -> None:
-    text = (ROOT / "docker-compose.yml").read_text()
-    assert re.search(r"#\s+- driver: nvidia", text), "the GPU reservation block (commented) is missing"
-    assert "-Q llm" in text and "-Q cpu" in text
 
 
 @pytest.mark.parametrize(

@@ -64,10 +64,12 @@ def test_the_embedded_worker_scores_through_the_filesystem_broker_with_its_sweep
     manage(env, "migrate", "--noinput", "-v", "0")
     manage(env, "shell", "-c", SETUP)
 
-    # The import's scoring tasks wait as files in the broker folder (3 metrics x 7 pairs, batches of 32).
+    # The import's scoring task waits as a file in the broker folder: one message for the queue
+    # (3 metrics x 7 pairs, batches of 32), with its 21 outstanding markers.
     queued = sorted(path.name.split(".")[1] for path in (data / "broker" / "queue").iterdir())
-    assert queued == ["cpu", "cpu", "cpu"]
+    assert queued == ["cpu"]
     database = data / "paraeval.sqlite3"
+    assert query(database, "SELECT COUNT(*) FROM scoring_queuedscore") == [(7 * 3,)]
 
     worker = WorkerProcess(env, tmp_path, name="embedded", beat=True).start()
     try:
@@ -97,5 +99,6 @@ def test_the_embedded_worker_scores_through_the_filesystem_broker_with_its_sweep
     )
     assert silent_scored == [(4 * 3,)]  # found by the sweep
     assert "scoring.tasks.sweep" in worker.log()
+    assert query(database, "SELECT COUNT(*) FROM scoring_queuedscore") == [(0,)]  # nothing outstanding
     # A clean shutdown takes the worker off the status page.
     assert query(database, "SELECT COUNT(*) FROM scoring_workerheartbeat") == [(0,)]

@@ -57,8 +57,9 @@ status = client.get("/staff/status.json").status_code
 page = client.get("/staff/status/").status_code
 
 heavy = sorted({name.split(".")[0] for name in sys.modules} & set(HEAVY))
+worker_side = sorted(name for name in sys.modules if name in ("scoring.runner", "scoring.tasks"))
 print(json.dumps({"views": sorted(views), "metrics": len(hashes), "sent": result.sent, "status": [status, page],
-                  "heavy": heavy}))
+                  "heavy": heavy, "worker_side": worker_side}))
 """
 
 
@@ -80,6 +81,7 @@ def test_the_web_process_never_imports_torch(tmp_path: Path) -> None:
     report = json.loads(result.stdout.strip().splitlines()[-1])
 
     assert report["heavy"] == [], f"the web process imported {report['heavy']}"
+    assert report["worker_side"] == [], f"the web process imported the worker's {report['worker_side']}"
     assert "scoring.views.status" in report["views"] and "annotate.views" in report["views"]
     assert report["metrics"] >= 2 and report["sent"] >= 2  # the dispatch path really ran
     assert report["status"] == [200, 200]

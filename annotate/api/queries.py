@@ -21,11 +21,12 @@ def _count(queryset: QuerySet, group: str) -> Coalesce:
 def campaigns_with_counts() -> QuerySet[Campaign]:
     """Campaigns with their numbers of pairs, training pairs, volunteers and (corpus) judgements."""
     return Campaign.objects.annotate(
-        pair_count=_count(Pair.objects.filter(campaign=OuterRef("pk"), is_training=False), "campaign"),
+        pair_count=_count(Pair.objects.filter(campaign=OuterRef("pk"), is_training=False, is_check=False), "campaign"),
         training_pair_count=_count(Pair.objects.filter(campaign=OuterRef("pk"), is_training=True), "campaign"),
         volunteer_count=_count(Volunteer.objects.filter(campaign=OuterRef("pk")), "campaign"),
         judgement_count=_count(
-            Judgement.objects.filter(pair__campaign=OuterRef("pk"), is_training=False), "pair__campaign"
+            Judgement.objects.filter(pair__campaign=OuterRef("pk"), is_training=False, is_check=False),
+            "pair__campaign",
         ),
     )
 

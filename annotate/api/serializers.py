@@ -5,12 +5,14 @@ from __future__ import annotations
 from typing import Any
 
 from django.conf import settings
+from django.core.validators import RegexValidator
+from drf_spectacular.utils import extend_schema_field, extend_schema_serializer
 from rest_framework import serializers
 
 from annotate.exports.pseudonyms import volunteer_pseudonym
 from annotate.exports.service import Format, Level
 from annotate.labels import ENGLISH_LEVEL_ORDER, is_paraphrase
-from annotate.models import Campaign, Judgement, Pair
+from annotate.models import LABEL_CHOICES, Campaign, Judgement, Pair
 
 # Most records one bulk request may carry (the importer holds them all in one transaction).
 MAX_BULK_RECORDS = 50_000
@@ -46,6 +48,8 @@ class CampaignSerializer(serializers.ModelSerializer):
             "volunteer_link",
         ]
         read_only_fields = ["id", "created_at"]
+        # Blank names are refused (DRF trims them): the schema says a name has a visible character.
+        extra_kwargs = {"name": {"validators": [RegexValidator(r"\S", "The name needs a visible character.")]}}
 
     def get_volunteer_link(self, campaign: Campaign) -> str:
         return f"{settings.SITE_URL}/c/{campaign.slug}/"
@@ -53,6 +57,13 @@ class CampaignSerializer(serializers.ModelSerializer):
 
 class PairSerializer(serializers.ModelSerializer):
     campaign = serializers.CharField(source="campaign_slug", read_only=True, help_text="Campaign slug.")
+    # "" for a pair that is not a training pair: the schema says so (LabelEnum or BlankEnum).
+    expected_label = serializers.ChoiceField(
+        choices=LABEL_CHOICES,
+        allow_blank=True,
+        read_only=True,
+        help_text="Expected answer of a training or check pair.",
+    )
     judgements = serializers.IntegerField(
         source="judgement_count", read_only=True, help_text="Non-training judgements of this pair."
     )
@@ -68,7 +79,9 @@ class PairSerializer(serializers.ModelSerializer):
             "hypothesis",
             "gold_label",
             "gold_score",
+            "system",
             "is_training",
+            "is_check",
             "training_position",
             "expected_label",
             "explanation",
@@ -78,13 +91,44 @@ class PairSerializer(serializers.ModelSerializer):
         read_only_fields = fields
 
 
+# A sentence as the schema promises it will be accepted: some visible character, no NUL.
+SENTENCE_SCHEMA = {"type": "string", "minLength": 1, "pattern": "^[^\\x00]*[^\\s\\x00][^\\x00]*$"}
+
+
+@extend_schema_field({"type": "string", "minLength": 1, "maxLength": 50, "pattern": "^[-a-zA-Z0-9_]+$"})
+class CampaignSlugField(serializers.SlugRelatedField):
+    """A campaign named by its slug (the schema gives the slug's form)."""
+
+
+PAIR_RECORD_SCHEMA = {
+    "type": "object",
+    "properties": {
+        "source": {**SENTENCE_SCHEMA, "description": "First sentence."},
+        "hypothesis": {**SENTENCE_SCHEMA, "description": "Second sentence (a paraphrase or not)."},
+    },
+    "required": ["source", "hypothesis"],
+    "additionalProperties": True,
+    "description": (
+        "A record: `source` and `hypothesis`, and optionally `id`/`external_id`, `origin`, `system`, "
+        "`label`/`gold_label`, `gold_score`, the training fields (`training_position`, "
+        "`expected_label`, `explanation`) and `check` (true for an attention check, with its "
+        "`expected_label`), as in a CSV or JSONL file; other keys are ignored and listed."
+    ),
+}
+
+
+@extend_schema_field({"type": "array", "items": PAIR_RECORD_SCHEMA, "minItems": 1, "maxItems": MAX_BULK_RECORDS})
+class PairRecordsField(serializers.ListField):
+    """The records of a bulk import; the importer validates each (its messages name the record)."""
+
+
 class PairBulkCreateSerializer(serializers.Serializer):
     """Body of ``POST /api/pairs/``: the records go through the importer, all or nothing."""
 
-    campaign = serializers.SlugRelatedField(
+    campaign = CampaignSlugField(
         slug_field="slug",
         queryset=Campaign.objects.all(),
-        help_text="Slug of the campaign that receives the pairs.",
+        help_text="Slug of the campaign that receives the pairs (an unknown one is a 404).",
         error_messages={"does_not_exist": "No campaign with slug {value!r}."},
     )
     origin = serializers.CharField(
@@ -93,7 +137,7 @@ class PairBulkCreateSerializer(serializers.Serializer):
     dry_run = serializers.BooleanField(
         required=False, default=False, help_text="Validate everything (database checks included), store nothing."
     )
-    pairs = serializers.ListField(
+    pairs = PairRecordsField(
         child=serializers.DictField(),
         allow_empty=False,
         max_length=MAX_BULK_RECORDS,
@@ -130,6 +174,22 @@ class ImportRefusedSerializer(serializers.Serializer):
     problems = ImportProblemSerializer(many=True, help_text=f"The first {MAX_PROBLEMS_LISTED} problems.")
 
 
+class PairImportErrorSerializer(serializers.Serializer):
+    """The 400 of a bulk import: refused records (``detail``, ``problem_count``, ``problems``)
+    or, for a body that is not a bulk import at all, DRF's field errors (field name -> messages)."""
+
+    detail = serializers.CharField(required=False)
+    problem_count = serializers.IntegerField(required=False)
+    problems = ImportProblemSerializer(many=True, required=False)
+
+
+@extend_schema_serializer(component_name="FieldErrors")
+class FieldErrorsSerializer(serializers.Serializer):
+    """DRF's errors of a request: each field name maps to its messages (``detail`` for others)."""
+
+    detail = serializers.CharField(required=False)
+
+
 class JudgementSerializer(serializers.ModelSerializer):
     campaign = serializers.CharField(source="campaign_slug", read_only=True)
     pair_external_id = serializers.CharField(read_only=True)
@@ -153,6 +213,7 @@ class JudgementSerializer(serializers.ModelSerializer):
             "label",
             "binary_label",
             "top_sentence",
+            "position",
             "is_training",
             "shown_at",
             "answered_at",
@@ -175,9 +236,10 @@ class ExportQuerySerializer(serializers.Serializer):
     format = serializers.ChoiceField(choices=[f.value for f in Format], default=Format.CSV.value)
 
 
-def problem_payload(problems: list[Any]) -> dict[str, Any]:
+def problem_payload(problems: list[Any], count: int | None = None) -> dict[str, Any]:
     """The 400 body of a refused bulk import: each problem with its record (0-based ``index``
-    in ``pairs`` and the importer's 1-based ``line``) and field; null for the whole request."""
+    in ``pairs`` and the importer's 1-based ``line``) and field; null for the whole request.
+    ``count`` is the number of problems found when more were found than kept."""
     items = [
         {
             "index": None if problem.line is None else problem.line - 1,
@@ -187,7 +249,7 @@ def problem_payload(problems: list[Any]) -> dict[str, Any]:
         }
         for problem in problems[:MAX_PROBLEMS_LISTED]
     ]
-    count = len(problems)
+    count = len(problems) if count is None else count
     shown = "" if count <= MAX_PROBLEMS_LISTED else f" (the first {MAX_PROBLEMS_LISTED} are listed)"
     return {
         "detail": f"Nothing was imported: {count} problem{'s' if count != 1 else ''} in the records{shown}.",

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Iterable
 from dataclasses import asdict
 from typing import Any
 
@@ -24,10 +25,11 @@ from annotate.api.queries import campaigns_with_counts, judgements_for_api, pair
 from annotate.api.serializers import (
     CampaignSerializer,
     ExportQuerySerializer,
-    ImportRefusedSerializer,
+    FieldErrorsSerializer,
     ImportReportSerializer,
     JudgementSerializer,
     PairBulkCreateSerializer,
+    PairImportErrorSerializer,
     PairSerializer,
     problem_payload,
 )
@@ -39,7 +41,6 @@ from annotate.models import Campaign, Judgement, Pair
 
 @extend_schema_view(
     list=extend_schema(summary="List campaigns"),
-    create=extend_schema(summary="Create a campaign"),
     retrieve=extend_schema(summary="One campaign"),
 )
 class CampaignViewSet(
@@ -49,13 +50,28 @@ class CampaignViewSet(
 
     serializer_class = CampaignSerializer
     lookup_field = "slug"
+    # Any text up to the next "/" reaches the view, so a malformed id or slug is DRF's JSON 404,
+    # not Django's HTML page for an unmatched URL.
+    lookup_value_regex = "[^/]+"
 
     def get_queryset(self) -> QuerySet[Campaign]:
         return campaigns_with_counts().order_by("-created_at", "-id")
 
+    @extend_schema(
+        summary="Create a campaign",
+        responses={
+            201: CampaignSerializer,
+            409: OpenApiResponse(FieldErrorsSerializer, description="The slug is taken."),
+        },
+    )
     def create(self, request: Request, *args: Any, **kwargs: Any) -> Response:
         serializer = self.get_serializer(data=request.data)
-        serializer.is_valid(raise_exception=True)
+        if not serializer.is_valid():
+            # A slug that is taken conflicts with the campaigns that exist: a well-formed request.
+            errors: dict[str, Any] = dict(serializer.errors)
+            taken = [error.code for error in errors.get("slug", [])] == ["unique"]
+            refusal = status.HTTP_409_CONFLICT if taken and len(errors) == 1 else status.HTTP_400_BAD_REQUEST
+            return Response(errors, status=refusal)
         campaign = serializer.save()
         return Response(self._fresh(campaign), status=status.HTTP_201_CREATED)
 
@@ -90,6 +106,9 @@ class PairViewSet(mixins.ListModelMixin, mixins.RetrieveModelMixin, viewsets.Gen
 
     serializer_class = PairSerializer
     filterset_class = PairFilter
+    # Any text up to the next "/" reaches the view, so a malformed id or slug is DRF's JSON 404,
+    # not Django's HTML page for an unmatched URL.
+    lookup_value_regex = "[^/]+"
     parser_classes = [JSONParser]
 
     def get_queryset(self) -> QuerySet[Pair]:
@@ -98,11 +117,22 @@ class PairViewSet(mixins.ListModelMixin, mixins.RetrieveModelMixin, viewsets.Gen
     @extend_schema(
         summary="Import pairs (all or nothing)",
         request=PairBulkCreateSerializer,
-        responses={201: ImportReportSerializer, 200: ImportReportSerializer, 400: ImportRefusedSerializer},
+        responses={
+            201: ImportReportSerializer,
+            200: ImportReportSerializer,
+            400: OpenApiResponse(
+                PairImportErrorSerializer,
+                description="Refused records (`problems`, nothing stored) or a malformed body (field errors).",
+            ),
+            404: OpenApiResponse(FieldErrorsSerializer, description="No campaign with this slug."),
+        },
     )
     def create(self, request: Request, *args: Any, **kwargs: Any) -> Response:
         body = PairBulkCreateSerializer(data=request.data)
-        body.is_valid(raise_exception=True)
+        if not body.is_valid():
+            missing = [error.code for error in body.errors.get("campaign", [])] == ["does_not_exist"]
+            answer = status.HTTP_404_NOT_FOUND if missing and len(body.errors) == 1 else status.HTTP_400_BAD_REQUEST
+            return Response(body.errors, status=answer)
         try:
             report = import_records(
                 body.validated_data["campaign"],
@@ -112,9 +142,9 @@ class PairViewSet(mixins.ListModelMixin, mixins.RetrieveModelMixin, viewsets.Gen
                 dry_run=body.validated_data["dry_run"],
             )
         except ImportRefused as refused:
-            return Response(problem_payload(refused.problems), status=status.HTTP_400_BAD_REQUEST)
-        answer = status.HTTP_200_OK if report.dry_run else status.HTTP_201_CREATED
-        return Response(ImportReportSerializer(asdict(report)).data, status=answer)
+            return Response(problem_payload(refused.problems, count=refused.count), status=status.HTTP_400_BAD_REQUEST)
+        stored = status.HTTP_200_OK if report.dry_run else status.HTTP_201_CREATED
+        return Response(ImportReportSerializer(asdict(report)).data, status=stored)
 
 
 @extend_schema_view(
@@ -126,6 +156,9 @@ class JudgementViewSet(viewsets.ReadOnlyModelViewSet):
 
     serializer_class = JudgementSerializer
     filterset_class = JudgementFilter
+    # Any text up to the next "/" reaches the view, so a malformed id or slug is DRF's JSON 404,
+    # not Django's HTML page for an unmatched URL.
+    lookup_value_regex = "[^/]+"
 
     def get_queryset(self) -> QuerySet[Judgement]:
         return judgements_for_api()
@@ -134,13 +167,14 @@ class JudgementViewSet(viewsets.ReadOnlyModelViewSet):
 class JSONOnlyNegotiation(BaseContentNegotiation):
     """Always JSON for what DRF renders: ``?format=`` picks the export's format, not a renderer."""
 
-    def select_parser(self, request: Request, parsers: list[Any]) -> Any:
-        return parsers[0] if parsers else None
+    def select_parser(self, request: Request, parsers: Iterable[Any]) -> Any:
+        return next(iter(parsers), None)
 
     def select_renderer(
-        self, request: Request, renderers: list[BaseRenderer], format_suffix: str | None = None
+        self, request: Request, renderers: Iterable[BaseRenderer], format_suffix: str | None = None
     ) -> tuple[BaseRenderer, str]:
-        return renderers[0], renderers[0].media_type
+        renderer = next(iter(renderers))
+        return renderer, renderer.media_type
 
 
 class CampaignExportView(APIView):

@@ -21,13 +21,14 @@ from functools import lru_cache
 from itertools import chain, islice, repeat
 from typing import Any, TypeVar
 
-from django.db.models import Count, Exists, OuterRef
+from django.db.models import Count
 
 from annotate.aggregation import PairVerdict, verdict
 from annotate.exports.pseudonyms import volunteer_pseudonym
+from annotate.exports.scores import score_source
 from annotate.labels import LABEL_ORDER, Label, is_paraphrase
 from annotate.models import Campaign, Judgement, Pair
-from scoring.models import MetricConfig, Score
+from annotate.quality import campaign_quality
 
 Row = dict[str, Any]
 T = TypeVar("T")
@@ -43,10 +44,14 @@ JUDGEMENT_COLUMNS: tuple[str, ...] = (
     "source",
     "hypothesis",
     "top_sentence",
+    "position",
     "label",
     "binary_label",
     "volunteer",
+    "participant",
     "english_level",
+    "excluded",
+    "exclusion_reason",
     "shown_at",
     "answered_at",
     "response_seconds",
@@ -99,12 +104,16 @@ def _finite(value: float | None) -> float | None:
 
 
 def judgement_rows(campaign: Campaign, *, chunk_size: int = DEFAULT_CHUNK_SIZE) -> Iterator[Row]:
-    """One row per non-training judgement of ``campaign``, in the order they were stored.
+    """One row per corpus judgement of ``campaign`` (no training, no check), in the order stored.
 
-    The volunteer appears as a pseudonym (:func:`volunteer_pseudonym`), never as the token.
+    The volunteer appears as a pseudonym (:func:`volunteer_pseudonym`), never as the token; a
+    crowd-platform participant id likewise. ``excluded`` and ``exclusion_reason`` say whether
+    the campaign's exclusion rule (or staff) leaves the volunteer out (:mod:`annotate.quality`).
     """
+    verdicts = {verdict.volunteer_id: verdict for verdict in campaign_quality(campaign)}
     judgements = (
-        Judgement.objects.filter(pair__campaign=campaign, is_training=False, pair__is_training=False)
+        Judgement.objects.filter(pair__campaign=campaign, is_training=False, is_check=False)
+        .filter(pair__is_training=False, pair__is_check=False)
         .order_by("id")
         .values_list(
             "id",
@@ -114,9 +123,11 @@ def judgement_rows(campaign: Campaign, *, chunk_size: int = DEFAULT_CHUNK_SIZE) 
             "pair__source",
             "pair__hypothesis",
             "source_on_top",
+            "position",
             "label",
             "volunteer_id",
             "volunteer__token",
+            "volunteer__participant_id",
             "volunteer__english_level",
             "shown_at",
             "answered_at",
@@ -131,9 +142,11 @@ def judgement_rows(campaign: Campaign, *, chunk_size: int = DEFAULT_CHUNK_SIZE) 
         source,
         hypothesis,
         source_on_top,
+        position,
         label,
         volunteer_id,
         token,
+        participant_id,
         english_level,
         shown_at,
         answered_at,
@@ -141,6 +154,7 @@ def judgement_rows(campaign: Campaign, *, chunk_size: int = DEFAULT_CHUNK_SIZE) 
         pseudonym = pseudonyms.get(volunteer_id)
         if pseudonym is None:
             pseudonym = pseudonyms[volunteer_id] = volunteer_pseudonym(token)
+        verdict = verdicts.get(volunteer_id)
         yield {
             "campaign": campaign.slug,
             "judgement_id": judgement_id,
@@ -150,10 +164,14 @@ def judgement_rows(campaign: Campaign, *, chunk_size: int = DEFAULT_CHUNK_SIZE) 
             "source": source,
             "hypothesis": hypothesis,
             "top_sentence": "source" if source_on_top else "hypothesis",
+            "position": position,
             "label": label,
             "binary_label": is_paraphrase(label),
             "volunteer": pseudonym,
+            "participant": volunteer_pseudonym(participant_id) if participant_id else "",
             "english_level": english_level,
+            "excluded": verdict.excluded if verdict else False,
+            "exclusion_reason": verdict.exclusion_reason if verdict else "",
             "shown_at": _timestamp(shown_at),
             "answered_at": _timestamp(answered_at),
             "response_seconds": round((answered_at - shown_at).total_seconds(), 3),
@@ -180,12 +198,10 @@ def metric_columns(campaign: Campaign) -> list[MetricColumn]:
     when two configurations share a label, or a label is already a column name, the start of the
     configuration hash (all of it if needed) is appended so every header stays unique.
     """
-    scored = Score.objects.filter(metric_config=OuterRef("pk"), pair__campaign=campaign, pair__is_training=False)
-    configs = list(
-        MetricConfig.objects.filter(Exists(scored))
-        .order_by("metric", "label", "id")
-        .values_list("id", "label", "metric", "config_hash")
-    )
+    configs = [
+        (config.config_id, config.label, config.metric, config.config_hash)
+        for config in score_source().configurations(campaign)
+    ]
     label_counts: dict[str, int] = defaultdict(int)
     for _, label, _, _ in configs:
         label_counts[label] += 1
@@ -213,15 +229,15 @@ def _in_chunk(campaign: Campaign, first: int, last: int) -> dict[str, Any]:
     subquery keeps only the campaign's non-training pairs. No ``IN (<1000 parameters>)`` to
     build per chunk, and no scan of the whole campaign.
     """
-    pairs = Pair.objects.filter(campaign=campaign, is_training=False, id__gte=first, id__lte=last).values("id")
-    return {"pair_id__gte": first, "pair_id__lte": last, "pair_id__in": pairs}
+    pairs = Pair.objects.filter(campaign=campaign, is_training=False, is_check=False, id__gte=first, id__lte=last)
+    return {"pair_id__gte": first, "pair_id__lte": last, "pair_id__in": pairs.values("id")}
 
 
 def _label_counts(campaign: Campaign, first: int, last: int) -> dict[int, dict[str, int]]:
     """Label counts of the pairs of one chunk: one GROUP BY query."""
     counts: dict[int, dict[str, int]] = defaultdict(dict)
     rows = (
-        Judgement.objects.filter(is_training=False, **_in_chunk(campaign, first, last))
+        Judgement.objects.filter(is_training=False, is_check=False, **_in_chunk(campaign, first, last))
         .order_by()  # no Meta.ordering in the GROUP BY
         .values_list("pair_id", "label")
         .annotate(n=Count("id"))
@@ -233,18 +249,14 @@ def _label_counts(campaign: Campaign, first: int, last: int) -> dict[int, dict[s
 
 def _scores(
     campaign: Campaign, first: int, last: int, metrics: Sequence[MetricColumn]
-) -> dict[int, list[tuple[int, float | None, str]]]:
-    """Scores of the pairs of one chunk under ``metrics``: one query."""
-    scores: dict[int, list[tuple[int, float | None, str]]] = defaultdict(list)
+) -> dict[int, list[tuple[int, float | None, bool]]]:
+    """Scores (config id, value, done) of the pairs of one chunk under ``metrics``: one query."""
+    scores: dict[int, list[tuple[int, float | None, bool]]] = defaultdict(list)
     if not metrics:
         return scores
-    rows = (
-        Score.objects.filter(metric_config_id__in=[m.config_id for m in metrics], **_in_chunk(campaign, first, last))
-        .order_by()
-        .values_list("pair_id", "metric_config_id", "value", "status")
-    )
-    for pair_id, config_id, value, status in rows:
-        scores[pair_id].append((config_id, value, status))
+    rows = score_source().scores(_in_chunk(campaign, first, last), [m.config_id for m in metrics])
+    for score in rows:
+        scores[score.pair_id].append((score.config_id, score.value, score.done))
     return scores
 
 
@@ -271,7 +283,7 @@ def pair_rows(
     names = {metric.config_id: metric.name for metric in metrics}
     positions = {metric.name: index for index, metric in enumerate(metrics)}
     pairs = (
-        Pair.objects.filter(campaign=campaign, is_training=False)
+        Pair.objects.filter(campaign=campaign, is_training=False, is_check=False)
         .order_by("id")
         .values_list("id", "external_id", "origin", "source", "hypothesis", "gold_label", "gold_score")
     )
@@ -302,8 +314,8 @@ def pair_rows(
             }
             row.update(dict.fromkeys(names.values()))
             failed = []
-            for config_id, value, status in scores.get(pair_id, ()):
-                if status == Score.Status.DONE:
+            for config_id, value, done in scores.get(pair_id, ()):
+                if done:
                     row[names[config_id]] = _finite(value)
                 else:
                     failed.append(names[config_id])

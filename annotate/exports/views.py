@@ -3,7 +3,8 @@
 from __future__ import annotations
 
 from django.contrib.admin.views.decorators import staff_member_required
-from django.http import HttpRequest, HttpResponse, HttpResponseBadRequest
+from django.http import HttpRequest, HttpResponseBadRequest
+from django.http.response import HttpResponseBase
 from django.shortcuts import get_object_or_404
 from django.views.decorators.http import require_GET
 
@@ -14,7 +15,7 @@ from annotate.models import Campaign
 
 @staff_member_required
 @require_GET
-def campaign_export(request: HttpRequest, slug: str) -> HttpResponse:
+def campaign_export(request: HttpRequest, slug: str) -> HttpResponseBase:
     """``/staff/export/<slug>/?level=pairs|judgements&format=csv|jsonl``, streamed."""
     campaign = get_object_or_404(Campaign, slug=slug)
     try:

@@ -19,6 +19,8 @@ GOLD_SCORE = "gold_score"
 TRAINING_POSITION = "training_position"
 EXPECTED_LABEL = "expected_label"
 EXPLANATION = "explanation"
+SYSTEM = "system"
+CHECK = "check"  # an attention check: expected_label is the answer a careful judge gives
 
 CANONICAL_FIELDS: tuple[str, ...] = (
     SOURCE,
@@ -30,6 +32,8 @@ CANONICAL_FIELDS: tuple[str, ...] = (
     TRAINING_POSITION,
     EXPECTED_LABEL,
     EXPLANATION,
+    SYSTEM,
+    CHECK,
 )
 REQUIRED_FIELDS: tuple[str, ...] = (SOURCE, HYPOTHESIS)
 
@@ -39,11 +43,13 @@ ALIASES: dict[str, str] = {
     "label": GOLD_LABEL,
     "sentence1": SOURCE,
     "sentence2": HYPOTHESIS,
+    "is_check": CHECK,
 }
 
 # Limits of the database columns (annotate.models.Pair).
 MAX_EXTERNAL_ID_LENGTH = 200
 MAX_ORIGIN_LENGTH = 100
+MAX_SYSTEM_LENGTH = 100
 MAX_TRAINING_POSITION = 32767
 
 
@@ -106,6 +112,23 @@ def parse_gold_label(value: object) -> bool | None:
             if number in (0.0, 1.0):
                 return bool(number)
     raise InvalidValue(f"{value!r} is not a gold label ({GOLD_LABEL_HELP})")
+
+
+_YES = {"1", "true", "yes", "y", "check"}
+_NO = {"0", "false", "no", "n"}
+
+
+def parse_check(value: object) -> bool:
+    """Read the check marker of a pair: true (1, true, yes) or false / absent."""
+    if is_blank(value):
+        return False
+    if isinstance(value, bool):
+        return value
+    if isinstance(value, int) and value in (0, 1):
+        return bool(value)
+    if isinstance(value, str) and value.strip().lower() in _YES | _NO:
+        return value.strip().lower() in _YES
+    raise InvalidValue(f"{value!r} is not true or false (1, true, yes / 0, false, no)")
 
 
 def parse_gold_score(value: object) -> float | None:

@@ -16,14 +16,17 @@ against spreadsheet formulas and are restored here, so texts round-trip exactly.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterable, Mapping
+import io
+import itertools
+from collections.abc import Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import PurePath
+from typing import IO
 
 from annotate.exports.spreadsheet import restore
 from annotate.importers import fields as f
 from annotate.importers.problems import ImportProblem, ImportRefused
-from annotate.importers.readers import JsonObject, Row, decode, read_jsonl, read_table
+from annotate.importers.readers import JsonObject, Row, TextLines, read_jsonl, read_table
 from annotate.importers.validation import SourceRecord, canonical_record
 
 MRPC_HEADER = ("Quality", "#1 ID", "#2 ID", "#1 String", "#2 String")
@@ -42,9 +45,38 @@ _RECOGNISED = (
 )
 
 
+class ImportOptionError(ValueError):
+    """Options of an import that do not fit together (a programming or command-line error,
+    not a problem of the file)."""
+
+
+@dataclass
+class RecordStream:
+    """The records of a file as they are read, with what is known about the file.
+
+    ``items`` yields each record, or a problem met while reading, in file order, one at a
+    time. ``ignored_columns``, ``paraeval_export`` and ``notes`` are filled while ``items`` is
+    read: they are complete once it is exhausted.
+    """
+
+    format: str
+    items: Iterator[SourceRecord | ImportProblem] = field(default_factory=lambda: iter(()))
+    ignored_columns: list[str] = field(default_factory=list)
+    default_origin: str = ""
+    paraeval_export: bool = False
+    notes: list[str] = field(default_factory=list)
+    lines: TextLines | None = None  # the decoded lines, when the records come from a file
+
+    def finish(self) -> None:
+        """Refuse the file if a line was not UTF-8 (call once ``items`` is exhausted)."""
+        if self.lines is not None:
+            self.lines.raise_for_encoding()
+
+
 @dataclass
 class ParsedFile:
-    """Records read from a file, with the problems met while reading it."""
+    """Records read from a file, with the problems met while reading it (all in memory: for
+    tests and small inputs; imports use :class:`RecordStream`)."""
 
     format: str
     records: list[SourceRecord] = field(default_factory=list)
@@ -74,7 +106,8 @@ def _looks_like_stsb(cells: list[str]) -> bool:
 
 
 def detect_format(text: str, filename: str = "") -> str:
-    """Name the format of ``text`` from its first line (and a ``.jsonl`` file name)."""
+    """Name the format of ``text`` (the file's start: its first non-blank line is enough)
+    from its first line (and a ``.jsonl`` file name)."""
     text = text.removeprefix("\ufeff")
     if PurePath(filename).suffix.lower() in {".jsonl", ".ndjson"} or text.lstrip().startswith("{"):
         return "jsonl"
@@ -98,213 +131,332 @@ def detect_format(text: str, filename: str = "") -> str:
     return "tsv" if "\t" in first else "csv"
 
 
-def _table_rows(text: str, *, delimiter: str, quoted: bool, parsed: ParsedFile) -> list[Row]:
-    rows = []
-    for item in read_table(text, delimiter=delimiter, quoted=quoted):
-        if isinstance(item, ImportProblem):
-            parsed.problems.append(item)
-        else:
-            rows.append(item)
-    return rows
-
-
 def _field_count_problem(row: Row, expected: int, what: str) -> ImportProblem | None:
     if len(row.cells) == expected:
         return None
     return ImportProblem(row.line, None, f"{len(row.cells)} fields, expected {expected} ({what})")
 
 
-def _corpus_header(rows: list[Row], expected: tuple[str, ...], name: str, parsed: ParsedFile) -> list[Row]:
-    """Check the header of a corpus file; return the data rows."""
-    if not rows:
-        return rows
-    header = rows[0]
-    if not _same_header(header.cells, expected):
-        parsed.problems.append(
-            ImportProblem(
-                header.line,
-                None,
-                f"the {name} header should be {', '.join(expected)} (tab-separated), found {', '.join(header.cells)}",
-            )
-        )
-    return rows[1:]
+def _corpus_rows(
+    lines: Iterable[str], expected: tuple[str, ...], name: str, *, header: bool
+) -> Iterator[Row | ImportProblem]:
+    """The rows of a tab-separated corpus file, its header checked (and left out) when it has one."""
+    waiting_for_header = header
+    for item in read_table(lines, delimiter="\t", quoted=False):
+        if isinstance(item, Row) and waiting_for_header:
+            waiting_for_header = False
+            if not _same_header(item.cells, expected):
+                yield ImportProblem(
+                    item.line,
+                    None,
+                    f"the {name} header should be {', '.join(expected)} (tab-separated), found {', '.join(item.cells)}",
+                )
+            continue
+        yield item
 
 
-def parse_mrpc(text: str) -> ParsedFile:
+def stream_mrpc(lines: Iterable[str], *, header: bool = True) -> RecordStream:
     """Microsoft Research Paraphrase Corpus: ``Quality  #1 ID  #2 ID  #1 String  #2 String``."""
-    parsed = ParsedFile("mrpc", default_origin=DEFAULT_ORIGINS["mrpc"])
-    rows = _table_rows(text, delimiter="\t", quoted=False, parsed=parsed)
     names = {f.GOLD_LABEL: "Quality", f.EXTERNAL_ID: "#1 ID", f.SOURCE: "#1 String", f.HYPOTHESIS: "#2 String"}
-    for row in _corpus_header(rows, MRPC_HEADER, "MRPC", parsed):
-        if (problem := _field_count_problem(row, 5, "MRPC rows are tab-separated")) is not None:
-            parsed.problems.append(problem)
-            continue
-        quality, first_id, second_id, first, second = row.cells
-        values: dict[str, object] = {f.GOLD_LABEL: quality, f.SOURCE: first, f.HYPOTHESIS: second}
-        if first_id.strip() or second_id.strip():
-            values[f.EXTERNAL_ID] = f"{first_id.strip()}-{second_id.strip()}"
-        if quality.strip() not in {"0", "1"}:
-            parsed.problems.append(ImportProblem(row.line, "Quality", f"Quality {quality!r} should be 0 or 1"))
-            values.pop(f.GOLD_LABEL)
-        parsed.records.append(SourceRecord(row.line, values, names))
-    return parsed
+
+    def items() -> Iterator[SourceRecord | ImportProblem]:
+        for row in _corpus_rows(lines, MRPC_HEADER, "MRPC", header=header):
+            if isinstance(row, ImportProblem):
+                yield row
+                continue
+            if (problem := _field_count_problem(row, 5, "MRPC rows are tab-separated")) is not None:
+                yield problem
+                continue
+            quality, first_id, second_id, first, second = row.cells
+            values: dict[str, object] = {f.GOLD_LABEL: quality, f.SOURCE: first, f.HYPOTHESIS: second}
+            if first_id.strip() or second_id.strip():
+                values[f.EXTERNAL_ID] = f"{first_id.strip()}-{second_id.strip()}"
+            if quality.strip() not in {"0", "1"}:
+                yield ImportProblem(row.line, "Quality", f"Quality {quality!r} should be 0 or 1")
+                values.pop(f.GOLD_LABEL)
+            yield SourceRecord(row.line, values, names)
+
+    return RecordStream("mrpc", items(), default_origin=DEFAULT_ORIGINS["mrpc"])
 
 
-def parse_paws(text: str) -> ParsedFile:
-    """PAWS / PAWS-X: ``id  sentence1  sentence2  label``, tab-separated."""
-    parsed = ParsedFile("paws", default_origin=DEFAULT_ORIGINS["paws"])
-    rows = _table_rows(text, delimiter="\t", quoted=False, parsed=parsed)
+def stream_paws(lines: Iterable[str], *, header: bool = True) -> RecordStream:
+    """PAWS / PAWS-X: ``id  sentence1  sentence2  label``, tab-separated (the header line may
+    be missing: ``header=False``)."""
     names = {f.EXTERNAL_ID: "id", f.SOURCE: "sentence1", f.HYPOTHESIS: "sentence2", f.GOLD_LABEL: "label"}
-    for row in _corpus_header(rows, PAWS_HEADER, "PAWS", parsed):
-        if (problem := _field_count_problem(row, 4, "PAWS rows are tab-separated")) is not None:
-            parsed.problems.append(problem)
-            continue
-        pair_id, first, second, label = row.cells
-        values = {f.EXTERNAL_ID: pair_id, f.SOURCE: first, f.HYPOTHESIS: second, f.GOLD_LABEL: label}
-        parsed.records.append(SourceRecord(row.line, values, names))
-    return parsed
+
+    def items() -> Iterator[SourceRecord | ImportProblem]:
+        for row in _corpus_rows(lines, PAWS_HEADER, "PAWS", header=header):
+            if isinstance(row, ImportProblem):
+                yield row
+                continue
+            if (problem := _field_count_problem(row, 4, "PAWS rows are tab-separated")) is not None:
+                yield problem
+                continue
+            pair_id, first, second, label = row.cells
+            values = {f.EXTERNAL_ID: pair_id, f.SOURCE: first, f.HYPOTHESIS: second, f.GOLD_LABEL: label}
+            yield SourceRecord(row.line, values, names)
+
+    return RecordStream("paws", items(), default_origin=DEFAULT_ORIGINS["paws"])
 
 
-def parse_stsb(text: str) -> ParsedFile:
+def stream_stsb(lines: Iterable[str]) -> RecordStream:
     """STS Benchmark: no header; ``genre file year id score sentence1 sentence2 [attribution x2]``.
 
     The score (0-5) becomes the gold score; no binary gold label is derived from it.
     """
-    parsed = ParsedFile("stsb", default_origin=DEFAULT_ORIGINS["stsb"])
-    rows = _table_rows(text, delimiter="\t", quoted=False, parsed=parsed)
     names = {f.GOLD_SCORE: "score", f.SOURCE: "sentence1", f.HYPOTHESIS: "sentence2"}
-    attributed = 0
-    for row in rows:
-        if len(row.cells) not in (7, 9):
-            parsed.problems.append(
-                ImportProblem(
+    stream = RecordStream("stsb", default_origin=DEFAULT_ORIGINS["stsb"])
+
+    def items() -> Iterator[SourceRecord | ImportProblem]:
+        attributed = 0
+        for row in read_table(lines, delimiter="\t", quoted=False):
+            if isinstance(row, ImportProblem):
+                yield row
+                continue
+            if len(row.cells) not in (7, 9):
+                yield ImportProblem(
                     row.line,
                     None,
                     f"{len(row.cells)} fields, expected 7 ({', '.join(STSB_FIELDS)}) or 9 (with attribution)",
                 )
+                continue
+            genre, filename, year, number, score, first, second = row.cells[:7]
+            attributed += len(row.cells) == 9
+            values: dict[str, object] = {
+                f.EXTERNAL_ID: "-".join(cell.strip() for cell in (genre, filename, year, number)),
+                f.GOLD_SCORE: score,
+                f.SOURCE: first,
+                f.HYPOTHESIS: second,
+            }
+            try:
+                value = f.parse_gold_score(score)
+            except f.InvalidValue:
+                value = None  # reported by validation
+            if value is not None and not STSB_SCORE_RANGE[0] <= value <= STSB_SCORE_RANGE[1]:
+                yield ImportProblem(row.line, "score", f"score {score!r} is outside 0-5")
+            yield SourceRecord(row.line, values, names)
+        if attributed:
+            stream.ignored_columns.append("attribution")
+            stream.notes.append(
+                f"{attributed:,} rows carry attribution fields (licence credits), which are not stored: "
+                "keep the original file if the sentences are shown publicly"
             )
-            continue
-        genre, filename, year, number, score, first, second = row.cells[:7]
-        attributed += len(row.cells) == 9
-        values: dict[str, object] = {
-            f.EXTERNAL_ID: "-".join(cell.strip() for cell in (genre, filename, year, number)),
-            f.GOLD_SCORE: score,
-            f.SOURCE: first,
-            f.HYPOTHESIS: second,
-        }
-        try:
-            value = f.parse_gold_score(score)
-        except f.InvalidValue:
-            value = None  # reported by validation
-        if value is not None and not STSB_SCORE_RANGE[0] <= value <= STSB_SCORE_RANGE[1]:
-            parsed.problems.append(ImportProblem(row.line, "score", f"score {score!r} is outside 0-5"))
-        parsed.records.append(SourceRecord(row.line, values, names))
-    if attributed:
-        parsed.ignored_columns.append("attribution")
-        parsed.notes.append(
-            f"{attributed:,} rows carry attribution fields (licence credits), which are not stored: "
-            "keep the original file if the sentences are shown publicly"
-        )
-    return parsed
+
+    stream.items = items()
+    return stream
 
 
-def parse_table(text: str, *, delimiter: str, name: str, detected: bool) -> ParsedFile:
-    """A CSV or TSV file with a header naming the canonical fields (or their aliases)."""
-    parsed = ParsedFile(name)
+def stream_table(
+    lines: Iterable[str], *, delimiter: str, name: str, detected: bool, columns: Sequence[str] | None = None
+) -> RecordStream:
+    """A CSV or TSV file with a header naming the canonical fields (or their aliases).
+
+    ``columns`` names the columns of a file without a header line: then every line is data.
+    """
+    stream = RecordStream(name)
     quoted = delimiter == ","
-    rows = _table_rows(text, delimiter=delimiter, quoted=quoted, parsed=parsed)
-    if not rows:
-        return parsed
-    header, data = rows[0], rows[1:]
-    parsed.paraeval_export = EXPORT_MARKER in {cell.strip().lower() for cell in header.cells}
-    if parsed.paraeval_export:
-        header = Row(header.line, [restore(cell) for cell in header.cells])
-    columns: dict[str, int] = {}
-    names: dict[str, str] = {}
-    for index, cell in enumerate(header.cells):
-        canonical = f.canonical_name(cell)
-        if canonical is None:
-            parsed.ignored_columns.append(cell)
-        elif canonical in columns:
-            parsed.problems.append(
-                ImportProblem(
-                    header.line, cell, f"columns {names[canonical]!r} and {cell!r} both give {canonical}; keep one"
+
+    def header_columns(header: Row) -> tuple[dict[str, int], dict[str, str], list[ImportProblem]]:
+        found: dict[str, int] = {}
+        names: dict[str, str] = {}
+        problems = []
+        for index, cell in enumerate(header.cells):
+            canonical = f.canonical_name(cell)
+            if canonical is None:
+                stream.ignored_columns.append(cell)
+            elif canonical in found:
+                problems.append(
+                    ImportProblem(
+                        header.line, cell, f"columns {names[canonical]!r} and {cell!r} both give {canonical}; keep one"
+                    )
                 )
+            else:
+                found[canonical] = index
+                names[canonical] = cell.strip()
+        missing = [name for name in f.REQUIRED_FIELDS if name not in found]
+        if missing:
+            message = f"missing required column {' and '.join(repr(name) for name in missing)}"
+            message += f" (the header has {', '.join(repr(cell) for cell in header.cells)})"
+            if delimiter == "," and any(";" in cell for cell in header.cells):
+                message += "; the file seems to use ';' between cells: save it with commas (or as TSV)"
+            elif detected:
+                message += f"; {_RECOGNISED}"
+            problems.append(ImportProblem(header.line, missing[0], message))
+        return found, names, problems
+
+    def items() -> Iterator[SourceRecord | ImportProblem]:
+        header: Row | None = None
+        found: dict[str, int] = {}
+        names: dict[str, str] = {}
+        readable = True  # False when the header lacks a required column: rows are not read then
+        if columns is not None:
+            header = Row(None, list(columns))
+            found, names, problems = header_columns(header)
+            yield from problems
+            readable = all(name in found for name in f.REQUIRED_FIELDS)
+        what = "a comma inside a cell needs the cell in double quotes" if quoted else "tab-separated"
+        for row in read_table(lines, delimiter=delimiter, quoted=quoted):
+            if isinstance(row, ImportProblem):
+                yield row  # malformed lines are named even when no row can be read
+                continue
+            if header is None:
+                stream.paraeval_export = EXPORT_MARKER in {cell.strip().lower() for cell in row.cells}
+                header = Row(row.line, [restore(cell) for cell in row.cells]) if stream.paraeval_export else row
+                found, names, problems = header_columns(header)
+                yield from problems
+                readable = all(name in found for name in f.REQUIRED_FIELDS)
+                continue
+            if not readable:
+                continue
+            if len(row.cells) != len(header.cells):
+                yield ImportProblem(
+                    row.line, None, f"{len(row.cells)} fields, the header has {len(header.cells)} ({what})"
+                )
+                continue
+            cells = [restore(cell) for cell in row.cells] if stream.paraeval_export else row.cells
+            values = {canonical: cells[index] for canonical, index in found.items()}
+            yield SourceRecord(row.line, values, names)
+
+    stream.items = items()
+    return stream
+
+
+def stream_mappings(items: Iterable[tuple[int | None, object]], name: str) -> RecordStream:
+    """JSON objects (or dicts given in Python), each with the canonical fields as keys."""
+    stream = RecordStream(name)
+    seen_unknown: dict[str, None] = {}
+
+    def records() -> Iterator[SourceRecord | ImportProblem]:
+        for line, item in items:
+            if isinstance(item, ImportProblem):
+                yield item
+                continue
+            if not isinstance(item, Mapping):
+                yield ImportProblem(line, None, "expected an object with source and hypothesis")
+                continue
+            record, unknown, conflicts = canonical_record(line, item)
+            for key in unknown:
+                if key not in seen_unknown:
+                    seen_unknown[key] = None
+                    stream.ignored_columns.append(key)
+            yield from (ImportProblem(line, None, conflict) for conflict in conflicts)
+            yield record
+
+    stream.items = records()
+    return stream
+
+
+def stream_jsonl(lines: Iterable[str]) -> RecordStream:
+    """JSON Lines: one object a line."""
+    objects = (
+        (item.line, item.value) if isinstance(item, JsonObject) else (item.line, item) for item in read_jsonl(lines)
+    )
+    stream = stream_mappings(objects, "jsonl")
+    return stream
+
+
+NO_HEADER_FORMATS: tuple[str, ...] = ("paws", "mrpc", "csv", "tsv")
+
+
+def _opening(lines: Iterator[str]) -> tuple[list[str], bool]:
+    """The lines up to the first one that is not blank (read ahead to recognise the format),
+    and whether there was one."""
+    ahead = []
+    for line in lines:
+        ahead.append(line)
+        if line.strip():
+            return ahead, True
+    return ahead, False
+
+
+def open_records(
+    source: bytes | str | IO[bytes] | IO[str],
+    *,
+    format: str = "auto",
+    filename: str = "",
+    header: bool = True,
+    columns: Sequence[str] | None = None,
+) -> RecordStream:
+    """Recognise a file and stream its records, one line read at a time.
+
+    ``source`` is the file's content or an open file. A file that cannot be read at all (UTF-16,
+    empty, unknown format) is refused here; problems of single records come through ``items``.
+    ``header=False`` reads a file without a header line: PAWS or MRPC columns in their usual
+    order, or for CSV / TSV the ``columns`` given.
+    """
+    if format not in FORMAT_CHOICES:
+        raise ImportOptionError(f"unknown import format {format!r}; choose one of {', '.join(FORMAT_CHOICES)}")
+    if not header:
+        if format not in NO_HEADER_FORMATS and not (format == "auto" and columns):
+            raise ImportOptionError(
+                "a file without a header needs its format: paws or mrpc (their usual columns), "
+                "or csv / tsv with the column names"
             )
+        if format in {"csv", "tsv"} and not columns:
+            raise ImportOptionError(f"a {format} file without a header needs the names of its columns")
+    if isinstance(source, bytes):
+        source = io.BytesIO(source)
+    elif isinstance(source, str):
+        source = io.StringIO(source, newline="\n")
+    lines = TextLines(source)
+    reading = iter(lines)
+    ahead, found = _opening(reading)
+    if not found:
+        lines.raise_for_encoding()
+        raise ImportRefused([ImportProblem(None, None, "the file is empty")])
+    detected = format == "auto"
+    if detected:
+        start = "".join(ahead)
+        if not header:
+            name = "tsv" if "\t" in start.strip().split("\n", 1)[0] else "csv"
         else:
-            columns[canonical] = index
-            names[canonical] = cell.strip()
-    missing = [name for name in f.REQUIRED_FIELDS if name not in columns]
-    if missing:
-        message = f"missing required column {' and '.join(repr(name) for name in missing)}"
-        message += f" (the header has {', '.join(repr(cell) for cell in header.cells)})"
-        if delimiter == "," and any(";" in cell for cell in header.cells):
-            message += "; the file seems to use ';' between cells: save it with commas (or as TSV)"
-        elif detected:
-            message += f"; {_RECOGNISED}"
-        parsed.problems.append(ImportProblem(header.line, missing[0], message))
-        return parsed
-    what = "a comma inside a cell needs the cell in double quotes" if quoted else "tab-separated"
-    for row in data:
-        if len(row.cells) != len(header.cells):
-            parsed.problems.append(
-                ImportProblem(row.line, None, f"{len(row.cells)} fields, the header has {len(header.cells)} ({what})")
-            )
-            continue
-        cells = [restore(cell) for cell in row.cells] if parsed.paraeval_export else row.cells
-        values = {canonical: cells[index] for canonical, index in columns.items()}
-        parsed.records.append(SourceRecord(row.line, values, names))
+            try:
+                name = detect_format(start, filename)
+            except ImportRefused:
+                lines.raise_for_encoding()
+                raise
+    else:
+        name = format
+    every_line = itertools.chain(ahead, reading)
+    if name == "mrpc":
+        stream = stream_mrpc(every_line, header=header)
+    elif name == "paws":
+        stream = stream_paws(every_line, header=header)
+    elif name == "stsb":
+        stream = stream_stsb(every_line)
+    elif name == "jsonl":
+        stream = stream_jsonl(every_line)
+    else:
+        delimiter = "," if name == "csv" else "\t"
+        stream = stream_table(
+            every_line, delimiter=delimiter, name=name, detected=detected, columns=None if header else columns
+        )
+    stream.lines = lines
+    return stream
+
+
+def collect(stream: RecordStream) -> ParsedFile:
+    """Read a whole stream into memory (tests and small inputs)."""
+    parsed = ParsedFile(stream.format, default_origin=stream.default_origin)
+    for item in stream.items:
+        if isinstance(item, ImportProblem):
+            parsed.problems.append(item)
+        else:
+            parsed.records.append(item)
+    stream.finish()
+    parsed.ignored_columns = list(stream.ignored_columns)
+    parsed.paraeval_export = stream.paraeval_export
+    parsed.notes = list(stream.notes)
     return parsed
 
 
 def parse_mappings(items: Iterable[tuple[int | None, object]], name: str) -> ParsedFile:
-    """JSON objects (or dicts given in Python), each with the canonical fields as keys."""
-    parsed = ParsedFile(name)
-    seen_unknown: dict[str, None] = {}
-    for line, item in items:
-        if not isinstance(item, Mapping):
-            parsed.problems.append(ImportProblem(line, None, "expected an object with source and hypothesis"))
-            continue
-        record, unknown, conflicts = canonical_record(line, item)
-        seen_unknown.update(dict.fromkeys(unknown))
-        parsed.problems.extend(ImportProblem(line, None, conflict) for conflict in conflicts)
-        parsed.records.append(record)
-    parsed.ignored_columns = list(seen_unknown)
-    return parsed
-
-
-def parse_jsonl(text: str) -> ParsedFile:
-    """JSON Lines: one object a line."""
-    problems: list[ImportProblem] = []
-    objects: list[tuple[int | None, object]] = []
-    for item in read_jsonl(text):
-        if isinstance(item, JsonObject):
-            objects.append((item.line, item.value))
-        else:
-            problems.append(item)
-    parsed = parse_mappings(objects, "jsonl")
-    parsed.problems = problems + parsed.problems
-    return parsed
-
-
-_PARSERS: dict[str, Callable[[str, bool], ParsedFile]] = {
-    "mrpc": lambda text, detected: parse_mrpc(text),
-    "paws": lambda text, detected: parse_paws(text),
-    "stsb": lambda text, detected: parse_stsb(text),
-    "csv": lambda text, detected: parse_table(text, delimiter=",", name="csv", detected=detected),
-    "tsv": lambda text, detected: parse_table(text, delimiter="\t", name="tsv", detected=detected),
-    "jsonl": lambda text, detected: parse_jsonl(text),
-}
+    """JSON objects (or dicts given in Python), read into memory."""
+    return collect(stream_mappings(items, name))
 
 
 def parse_file(data: bytes | str, *, format: str = "auto", filename: str = "") -> ParsedFile:
-    """Decode, recognise and read a file. Problems of single records are collected in the
-    result; a file that cannot be read at all (encoding, empty, unknown format) is refused."""
-    if format not in FORMAT_CHOICES:
-        raise ValueError(f"unknown import format {format!r}; choose one of {', '.join(FORMAT_CHOICES)}")
-    text = decode(data) if isinstance(data, bytes) else data.removeprefix("\ufeff")
-    if not text.strip():
-        raise ImportRefused([ImportProblem(None, None, "the file is empty")])
-    detected = format == "auto"
-    name = detect_format(text, filename) if detected else format
-    return _PARSERS[name](text, detected)
+    """Decode, recognise and read a whole file into memory. Problems of single records are
+    collected in the result; a file that cannot be read at all (encoding, empty, unknown
+    format) is refused."""
+    return collect(open_records(data, format=format, filename=filename))

@@ -1,24 +1,31 @@
-"""The import pipeline: read, validate everything, then store it all in one transaction.
+"""The import pipeline: read, validate and store record by record, all in one transaction.
 
-Nothing is written unless the whole file is valid. The campaign row is locked while its
-existing ids are read and the new pairs inserted, so two imports into one campaign run one
-after the other and cannot both take the same id. ``pairs_created`` is sent after commit.
+A file is streamed: each line is read, checked (on its own, against the lines before it and
+against the campaign) and, while no problem has been found, added to a batch that is inserted
+when full. Memory stays bounded by a batch and the set of ids, whatever the file's size.
+Nothing is kept unless the whole file is valid: the first problem stops the inserts, the rest
+of the file is still read to list every problem, and the transaction is rolled back. The
+campaign row is locked while its existing ids are read and the new pairs inserted, so two
+imports into one campaign run one after the other and cannot both take the same id.
+``pairs_created`` is sent after commit.
 """
 
 from __future__ import annotations
 
 import os
-from collections.abc import Iterable, Mapping
-from dataclasses import replace
+from array import array
+from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import IO
 
 from django.conf import settings
 from django.db import IntegrityError, transaction
 
-from annotate.importers.formats import ParsedFile, parse_file, parse_mappings
-from annotate.importers.problems import ImportProblem, ImportRefused, ImportReport
+from annotate.importers.formats import ParsedFile, RecordStream, open_records, stream_mappings
+from annotate.importers.problems import MAX_PROBLEMS_KEPT, ImportProblem, ImportRefused, ImportReport
 from annotate.importers.validation import (
+    DuplicateTracker,
     PairDraft,
     RecordKey,
     campaign_problems,
@@ -29,8 +36,10 @@ from annotate.importers.validation import (
 from annotate.models import Campaign, Pair
 from annotate.signals import announce_pairs_created
 
-# Rows per INSERT: well under PostgreSQL's 65,535 and SQLite's 32,766 parameters per query.
-BATCH_SIZE = 1000
+# Rows per INSERT: 2,000 rows of 16 columns stay under PostgreSQL's 65,535 parameters a query
+# (Django lowers it further where SQLite allows fewer), and a batch of pairs is all the file
+# that is held in memory at once.
+BATCH_SIZE = 2000
 
 
 def import_records(
@@ -45,13 +54,13 @@ def import_records(
     """Store pairs given as mappings with the canonical fields, all or nothing.
 
     Fields: ``source`` and ``hypothesis`` (required); ``id`` or ``external_id``, ``origin``,
-    ``label`` or ``gold_label``, ``gold_score``; for training pairs ``training_position``,
-    ``expected_label`` and ``explanation``. Unknown keys are ignored and listed in the report.
-    A problem's ``line`` is the 1-based position of the record. Raises :class:`ImportRefused`
-    with every problem when any record is invalid; then nothing is stored.
+    ``system``, ``label`` or ``gold_label``, ``gold_score``; for training pairs
+    ``training_position``, ``expected_label`` and ``explanation``. Unknown keys are ignored and
+    listed in the report. A problem's ``line`` is the 1-based position of the record. Raises
+    :class:`ImportRefused` with every problem when any record is invalid; then nothing is stored.
     """
-    parsed = parse_mappings(((number, record) for number, record in enumerate(records, start=1)), format_name)
-    return _store(campaign, parsed, max_length=max_length, origin=origin, dry_run=dry_run)
+    stream = stream_mappings(((number, record) for number, record in enumerate(records, start=1)), format_name)
+    return _store(campaign, stream, max_length=max_length, origin=origin, dry_run=dry_run)
 
 
 def import_file(
@@ -62,6 +71,8 @@ def import_file(
     max_length: int | None = None,
     origin: str = "",
     dry_run: bool = False,
+    header: bool = True,
+    columns: Sequence[str] | None = None,
 ) -> ImportReport:
     """Import a CSV, TSV or JSONL file (a path or an open file) into ``campaign``, all or nothing.
 
@@ -69,20 +80,21 @@ def import_file(
     ``csv``, ``tsv``, ``jsonl``. ``origin`` names the corpus of rows that give none (default:
     the format's corpus name for MRPC, PAWS and STS-B). ``max_length`` overrides
     ``settings.PARAEVAL_MAX_SENTENCE_LENGTH``. ``dry_run`` validates (database checks
-    included) and stores nothing. Raises :class:`ImportRefused` listing every problem.
+    included) and stores nothing. ``header=False`` reads a file without a header line (PAWS or
+    MRPC columns, or the ``columns`` given for CSV / TSV). The file is read line by line, never
+    whole. Raises :class:`ImportRefused` listing every problem.
     """
-    if isinstance(path_or_file, str | os.PathLike):
-        path = Path(path_or_file)
-        try:
-            data: bytes | str = path.read_bytes()
-        except OSError as error:
-            raise ImportRefused([ImportProblem(None, None, f"cannot read {path}: {error.strerror}")]) from None
-        filename = path.name
-    else:
-        data = path_or_file.read()
+    if not isinstance(path_or_file, str | os.PathLike):
         filename = str(getattr(path_or_file, "name", "") or "")
-    parsed = parse_file(data, format=format, filename=filename)
-    return _store(campaign, parsed, max_length=max_length, origin=origin, dry_run=dry_run)
+        stream = open_records(path_or_file, format=format, filename=filename, header=header, columns=columns)
+        return _store(campaign, stream, max_length=max_length, origin=origin, dry_run=dry_run)
+    path = Path(path_or_file)
+    try:
+        with path.open("rb") as handle:
+            stream = open_records(handle, format=format, filename=path.name, header=header, columns=columns)
+            return _store(campaign, stream, max_length=max_length, origin=origin, dry_run=dry_run)
+    except OSError as error:
+        raise ImportRefused([ImportProblem(None, None, f"cannot read {path}: {error.strerror}")]) from None
 
 
 def validate_parsed(
@@ -105,22 +117,84 @@ def validate_parsed(
     return drafts, keys, problems
 
 
-def _refuse(problems: list[ImportProblem]) -> ImportRefused:
-    # File-level problems first, then by line; a stable sort keeps each line's own order.
-    ordered = sorted(problems, key=lambda problem: -1 if problem.line is None else problem.line)
-    return ImportRefused(ordered)
+@dataclass
+class _Problems:
+    """The problems found so far: the first ones kept, all of them counted."""
+
+    kept: list[ImportProblem] = field(default_factory=list)
+    count: int = 0
+
+    def extend(self, problems: Iterable[ImportProblem]) -> None:
+        for problem in problems:
+            self.count += 1
+            if len(self.kept) < MAX_PROBLEMS_KEPT:
+                self.kept.append(problem)
+
+    def refusal(self) -> ImportRefused:
+        # File-level problems first, then by line; a stable sort keeps each line's own order.
+        ordered = sorted(self.kept, key=lambda problem: -1 if problem.line is None else problem.line)
+        return ImportRefused(ordered, count=self.count)
+
+
+@dataclass
+class _Tally:
+    """What the stored pairs add up to, counted as they go by."""
+
+    records: int = 0
+    created: int = 0
+    training: int = 0
+    with_ids: int = 0
+    id_clashes: int = 0
+    # 64-bit hashes of (source, hypothesis), 8 bytes a pair, not the texts nor a set of Python
+    # ints (~90 bytes a pair): the note on repeated pairs must not cost the file's size in
+    # memory. A hash collision would only miscount that note.
+    text_hashes: array[int] = field(default_factory=lambda: array("q"))
+
+    def add(self, draft: PairDraft) -> None:
+        self.created += 1
+        self.training += draft.is_training
+        self.text_hashes.append(hash((draft.source, draft.hypothesis)))
+
+    def repeated(self) -> int:
+        """How many pairs repeat the texts of an earlier pair."""
+        if not self.text_hashes:
+            return 0
+        import numpy as np  # only here: the web process needs numpy for nothing else of the importer
+
+        return len(self.text_hashes) - len(np.unique(np.frombuffer(self.text_hashes, dtype=np.int64)))
+
+
+def _insert(batch: list[Pair]) -> list[int]:
+    try:
+        Pair.objects.bulk_create(batch)
+    except IntegrityError as error:
+        # Only a pair written at the same moment by something that does not lock the campaign
+        # (the admin) can get here; the whole import is rolled back.
+        raise ImportRefused(
+            [
+                ImportProblem(
+                    None, None, f"the campaign changed during the import ({str(error).splitlines()[0]}); try again"
+                )
+            ]
+        ) from None
+    return [pair.pk for pair in batch]
 
 
 def _store(
-    campaign: Campaign, parsed: ParsedFile, *, max_length: int | None, origin: str, dry_run: bool
+    campaign: Campaign, stream: RecordStream, *, max_length: int | None, origin: str, dry_run: bool
 ) -> ImportReport:
     if campaign.pk is None:
         raise ValueError("the campaign must be saved before pairs are imported into it")
     if max_length is None:
         max_length = settings.PARAEVAL_MAX_SENTENCE_LENGTH
-    drafts, keys, problems = validate_parsed(parsed, max_length=max_length, origin=origin)
-    if not parsed.records and not problems:
-        problems.append(ImportProblem(None, None, "nothing to import: no pairs (only a header or blank lines)"))
+    default_origin = origin.strip() or stream.default_origin
+    problems = _Problems()
+    tally = _Tally()
+    duplicates = DuplicateTracker()
+    batch: list[Pair] = []
+    # The new ids as 8-byte machine integers while the file is read: a Python int per pair,
+    # allocated between the rows' short-lived objects, would pin memory the rows free.
+    stored_ids: array[int] = array("q")
 
     with transaction.atomic():
         # Lock the campaign: concurrent imports into it wait here, so the ids read below stay true.
@@ -128,49 +202,74 @@ def _store(
             raise ImportRefused([ImportProblem(None, None, f"campaign {campaign.slug!r} no longer exists")])
         existing = Pair.objects.filter(campaign_id=campaign.pk)
         existing_ids = set(existing.exclude(external_id="").values_list("external_id", flat=True))
-        positions = set(existing.filter(is_training=True).values_list("training_position", flat=True))
-        clashes = campaign_problems(keys, existing_ids=existing_ids, taken_positions=positions, campaign=campaign.slug)
-        with_ids = sum(bool(key.external_id) for key in keys)
-        if with_ids > 1 and sum(problem.field == "external_id" for problem in clashes) == with_ids:
-            problems.append(
-                ImportProblem(
-                    None,
-                    None,
-                    f"every id in the file is already in campaign {campaign.slug!r}: was the file imported before?",
-                )
+        positions = {
+            position
+            for position in existing.filter(is_training=True).values_list("training_position", flat=True)
+            if position is not None
+        }
+
+        for item in stream.items:
+            if isinstance(item, ImportProblem):
+                problems.extend((item,))
+                continue
+            tally.records += 1
+            draft, found = clean_record(item, default_origin=default_origin, max_length=max_length)
+            key = record_key(item)
+            found.extend(duplicates.check(key))
+            clashes = campaign_problems(
+                (key,), existing_ids=existing_ids, taken_positions=positions, campaign=campaign.slug
             )
-        problems.extend(clashes)
-        if problems:
-            raise _refuse(problems)
-        report = ImportReport(
-            created=len(drafts),
-            format=parsed.format,
-            training=sum(draft.is_training for draft in drafts),
-            ignored_columns=list(parsed.ignored_columns),
-            pair_ids=[],
-            paraeval_export=parsed.paraeval_export,
-            dry_run=dry_run,
-            notes=_notes(parsed, drafts),
-        )
-        if dry_run:
-            return report
-        pairs = [_pair(campaign, draft) for draft in drafts]
-        try:
-            with transaction.atomic():
-                Pair.objects.bulk_create(pairs, batch_size=BATCH_SIZE)
-        except IntegrityError as error:
-            # Only a pair written at the same moment by something that does not lock the
-            # campaign (the admin) can get here; the whole import is rolled back.
-            raise ImportRefused(
+            tally.with_ids += bool(key.external_id)
+            tally.id_clashes += sum(problem.field == "external_id" for problem in clashes)
+            found.extend(clashes)
+            problems.extend(found)
+            if problems.count:
+                batch.clear()  # the file is refused: read on only to name every problem
+                continue
+            assert draft is not None  # no problem: clean_record made a draft
+            tally.add(draft)
+            if not dry_run:
+                batch.append(_pair(campaign, draft))
+                if len(batch) >= BATCH_SIZE:
+                    stored_ids.extend(_insert(batch))
+                    batch = []
+        stream.finish()  # a line that is not UTF-8 refuses the file with those lines alone
+
+        if not tally.records and not problems.count:
+            problems.extend([ImportProblem(None, None, "nothing to import: no pairs (only a header or blank lines)")])
+        if tally.with_ids > 1 and tally.id_clashes == tally.with_ids:
+            problems.extend(
                 [
                     ImportProblem(
-                        None, None, f"the campaign changed during the import ({str(error).splitlines()[0]}); try again"
+                        None,
+                        None,
+                        f"every id in the file is already in campaign {campaign.slug!r}: was the file imported before?",
                     )
                 ]
-            ) from None
-        pair_ids = [pair.pk for pair in pairs]
-        announce_pairs_created(pair_ids)
-    return replace(report, pair_ids=pair_ids)
+            )
+        if problems.count:
+            raise problems.refusal()
+        if batch:
+            stored_ids.extend(_insert(batch))
+        notes = list(stream.notes)
+        if repeats := tally.repeated():
+            repeated = "1 pair repeats" if repeats == 1 else f"{repeats:,} pairs repeat"
+            notes.append(f"{repeated} the texts of an earlier pair in the file (stored anyway)")
+        pair_ids = stored_ids.tolist()
+        del stored_ids
+        report = ImportReport(
+            created=tally.created,
+            format=stream.format,
+            training=tally.training,
+            ignored_columns=list(stream.ignored_columns),
+            pair_ids=pair_ids,
+            paraeval_export=stream.paraeval_export,
+            dry_run=dry_run,
+            notes=notes,
+        )
+        if pair_ids:
+            announce_pairs_created(pair_ids)
+    return report
 
 
 def _pair(campaign: Campaign, draft: PairDraft) -> Pair:
@@ -186,18 +285,6 @@ def _pair(campaign: Campaign, draft: PairDraft) -> Pair:
         training_position=draft.training_position,
         expected_label=draft.expected_label,
         explanation=draft.explanation,
+        system=draft.system,
+        is_check=draft.is_check,
     )
-
-
-def _notes(parsed: ParsedFile, drafts: list[PairDraft]) -> list[str]:
-    notes = list(parsed.notes)
-    seen: set[tuple[str, str]] = set()
-    repeated = 0
-    for draft in drafts:
-        key = (draft.source, draft.hypothesis)
-        repeated += key in seen
-        seen.add(key)
-    if repeated:
-        pairs = "1 pair repeats" if repeated == 1 else f"{repeated:,} pairs repeat"
-        notes.append(f"{pairs} the texts of an earlier pair in the file (stored anyway)")
-    return notes

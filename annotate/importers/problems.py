@@ -6,6 +6,9 @@ from dataclasses import dataclass, field
 
 # A broken file can have thousands of problems; people read the first ones and fix the cause.
 MAX_PROBLEMS_SHOWN = 50
+# Problems kept in memory for a refusal (the rest are counted): a 200 MB file of broken lines
+# would otherwise need more memory for its problems than for its rows.
+MAX_PROBLEMS_KEPT = 10_000
 
 
 @dataclass(frozen=True)
@@ -25,25 +28,33 @@ class ImportProblem:
         return f"line {self.line}: {self.message}" if self.line is not None else self.message
 
 
-def format_problems(problems: list[ImportProblem], limit: int = MAX_PROBLEMS_SHOWN) -> str:
-    """The first ``limit`` problems, one a line, and how many more were left out."""
+def format_problems(problems: list[ImportProblem], limit: int = MAX_PROBLEMS_SHOWN, *, total: int | None = None) -> str:
+    """The first ``limit`` problems, one a line, and how many more were left out (of ``total``,
+    when more problems were found than kept)."""
+    total = len(problems) if total is None else total
     lines = [str(problem) for problem in problems[:limit]]
-    if len(problems) > limit:
-        lines.append(f"... and {len(problems) - limit:,} more")
+    shown = min(limit, len(problems))
+    if total > shown:
+        lines.append(f"... and {total - shown:,} more")
     return "\n".join(lines)
 
 
 class ImportRefused(Exception):
-    """The file (or the records) had problems; nothing from it was stored."""
+    """The file (or the records) had problems; nothing from it was stored.
 
-    def __init__(self, problems: list[ImportProblem]) -> None:
+    ``problems`` are the first :data:`MAX_PROBLEMS_KEPT` found (in line order); ``count`` is
+    how many were found in all.
+    """
+
+    def __init__(self, problems: list[ImportProblem], *, count: int | None = None) -> None:
         if not problems:
             raise ValueError("ImportRefused needs at least one problem")
         self.problems = list(problems)
-        super().__init__(format_problems(self.problems))
+        self.count = len(self.problems) if count is None else max(count, len(self.problems))
+        super().__init__(format_problems(self.problems, total=self.count))
 
     def __str__(self) -> str:
-        return format_problems(self.problems)
+        return format_problems(self.problems, total=self.count)
 
 
 @dataclass(frozen=True)

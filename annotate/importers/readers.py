@@ -1,4 +1,7 @@
-"""Readers: bytes to text (strict UTF-8), text to rows (CSV / TSV) or objects (JSONL).
+"""Readers: bytes to text (strict UTF-8), text to rows (CSV / TSV) or objects (JSONL), streamed.
+
+A file is read one line at a time (:class:`TextLines`), never whole, so importing a large file
+needs memory for a line and a batch of pairs, not for the file.
 
 Every row or object carries the physical line where it starts, so later problems can name
 it. Readers never stop at the first bad line: they yield an :class:`ImportProblem` in its
@@ -10,13 +13,24 @@ from __future__ import annotations
 import csv
 import io
 import json
-from collections.abc import Iterator
+import re
+from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
+from typing import IO
 
 from annotate.importers.problems import ImportProblem, ImportRefused
 
 UTF8_BOM = b"\xef\xbb\xbf"
 UTF16_BOMS = (b"\xff\xfe", b"\xfe\xff")
+
+
+def _not_utf8(line: int, raw: bytes, offset: int, error: UnicodeDecodeError) -> ImportProblem:
+    return ImportProblem(
+        line,
+        None,
+        f"not valid UTF-8: byte 0x{raw[error.start]:02X} at byte offset {offset + error.start:,} "
+        "(save the file as UTF-8)",
+    )
 
 
 def decode(data: bytes) -> str:
@@ -25,41 +39,74 @@ def decode(data: bytes) -> str:
     Raises :class:`ImportRefused` naming every line that is not valid UTF-8, with the byte
     offset of the first bad byte in it.
     """
-    if data.startswith(UTF16_BOMS):
-        raise ImportRefused(
-            [ImportProblem(1, None, "the file is UTF-16 (it starts with a UTF-16 byte-order mark); save it as UTF-8")]
-        )
-    skipped = len(UTF8_BOM) if data.startswith(UTF8_BOM) else 0
-    body = data[skipped:]
-    try:
-        return body.decode("utf-8")
-    except UnicodeDecodeError:
-        pass
-    # Slow path, only for a refused file: find every bad line. A newline byte is never part of
-    # a multi-byte UTF-8 sequence, so decoding line by line finds exactly the same errors.
-    problems = []
-    offset = skipped
-    for number, line in enumerate(body.split(b"\n"), start=1):
-        try:
-            line.decode("utf-8")
-        except UnicodeDecodeError as error:
-            problems.append(
-                ImportProblem(
-                    number,
-                    None,
-                    f"not valid UTF-8: byte 0x{line[error.start]:02X} at byte offset {offset + error.start:,} "
-                    "(save the file as UTF-8)",
-                )
-            )
-        offset += len(line) + 1
-    raise ImportRefused(problems)
+    lines = TextLines(io.BytesIO(data))
+    text = "".join(lines)
+    lines.raise_for_encoding()
+    return text
+
+
+class TextLines:
+    """The lines of a file, decoded as strict UTF-8 one at a time: memory stays bounded by the
+    longest line, whatever the size of the file.
+
+    Iterating yields each physical line (split on ``\n`` only, the newline kept). A line that
+    is not valid UTF-8 is yielded with the bad bytes replaced, so that line numbers stay true,
+    and recorded in ``encoding_problems``: a file with any is refused with those alone
+    (:meth:`raise_for_encoding`), as nothing else in it can be trusted. A leading UTF-8
+    byte-order mark is dropped; a UTF-16 one refuses the file at once.
+    """
+
+    def __init__(self, source: IO[bytes] | IO[str] | Iterable[str]) -> None:
+        self._source = source
+        self.encoding_problems: list[ImportProblem] = []
+        self.lines_read = 0
+
+    def __iter__(self) -> Iterator[str]:
+        first = True
+        offset = 0
+        for raw in self._source:
+            self.lines_read += 1
+            if isinstance(raw, str):
+                yield raw.removeprefix("\ufeff") if first else raw
+                first = False
+                continue
+            if first:
+                first = False
+                if raw.startswith(UTF16_BOMS):
+                    raise ImportRefused(
+                        [
+                            ImportProblem(
+                                1,
+                                None,
+                                "the file is UTF-16 (it starts with a UTF-16 byte-order mark); save it as UTF-8",
+                            )
+                        ]
+                    )
+                if raw.startswith(UTF8_BOM):
+                    raw = raw[len(UTF8_BOM) :]
+                    offset = len(UTF8_BOM)
+            # A newline byte is never part of a multi-byte UTF-8 sequence, so decoding line by
+            # line finds exactly the errors of decoding the whole file.
+            try:
+                text = raw.decode("utf-8")
+            except UnicodeDecodeError as error:
+                self.encoding_problems.append(_not_utf8(self.lines_read, raw, offset, error))
+                text = raw.decode("utf-8", errors="replace")
+            offset += len(raw)
+            yield text
+
+    def raise_for_encoding(self) -> None:
+        """Refuse the file, naming every line that is not valid UTF-8, if there was one."""
+        if self.encoding_problems:
+            raise ImportRefused(self.encoding_problems)
 
 
 @dataclass(frozen=True)
 class Row:
-    """One record of a CSV / TSV file: its cells and the line where it starts."""
+    """One record of a CSV / TSV file: its cells and the line where it starts (None for the
+    column names given for a file without a header line)."""
 
-    line: int
+    line: int | None
     cells: list[str]
 
 
@@ -79,17 +126,31 @@ def _csv_message(error: csv.Error) -> str:
     return f"malformed {text}"
 
 
-def read_table(text: str, *, delimiter: str, quoted: bool) -> Iterator[Row | ImportProblem]:
-    """Yield the rows of a delimited text, skipping blank lines (and rows of empty cells).
+# A lone carriage return ends a line too, as in a file opened with newline="" (old Mac files).
+_LONE_CR = re.compile(r"(?<=\r)(?!\n)")
+
+
+def _universal_lines(lines: Iterable[str]) -> Iterator[str]:
+    for line in lines:
+        if "\r" in line:
+            yield from (part for part in _LONE_CR.split(line) if part)
+        else:
+            yield line
+
+
+def read_table(text: str | Iterable[str], *, delimiter: str, quoted: bool) -> Iterator[Row | ImportProblem]:
+    """Yield the rows of a delimited text (a string or its lines), skipping blank lines (and
+    rows of empty cells), one at a time.
 
     ``quoted=True`` reads RFC 4180 quoting (cells may hold separators, quotes and newlines);
     ``quoted=False`` reads quotes as plain characters, one record per line (MRPC, PAWS, STS-B
     and other tab-separated corpora contain unbalanced quotes).
     """
+    # newline="" lets the csv module see the line endings, so a newline or carriage return
+    # inside a quoted cell is kept exactly.
+    lines = io.StringIO(text, newline="") if isinstance(text, str) else _universal_lines(text)
     reader = csv.reader(
-        # newline="" lets the csv module see the line endings, so a newline or carriage return
-        # inside a quoted cell is kept exactly.
-        io.StringIO(text, newline=""),
+        lines,
         delimiter=delimiter,
         quoting=csv.QUOTE_MINIMAL if quoted else csv.QUOTE_NONE,
         strict=quoted,
@@ -134,10 +195,12 @@ class JsonObject:
     value: dict[str, object]
 
 
-def read_jsonl(text: str) -> Iterator[JsonObject | ImportProblem]:
-    """Yield the objects of a JSON Lines text, one a line; blank lines are skipped."""
+def read_jsonl(text: str | Iterable[str]) -> Iterator[JsonObject | ImportProblem]:
+    """Yield the objects of a JSON Lines text (a string or its lines), one a line, one at a
+    time; blank lines are skipped."""
     # Split on "\n" only: U+2028 and friends are legal inside JSON strings.
-    for number, line in enumerate(text.split("\n"), start=1):
+    lines = text.split("\n") if isinstance(text, str) else text
+    for number, line in enumerate(lines, start=1):
         if not line.strip():
             continue
         try:

@@ -1,8 +1,9 @@
 """Validation: from canonical records to pair drafts, collecting every problem.
 
-Three passes, all pure Python: each record on its own (:func:`clean_record`), the records
-against each other (:func:`duplicate_problems`), and the records against what the campaign
-already holds (:func:`campaign_problems`, given the existing ids and training positions).
+Three checks, all pure Python, each made record by record as the file is read: each record on
+its own (:func:`clean_record`), against the records before it (:class:`DuplicateTracker`), and
+against what the campaign already holds (:func:`campaign_problems`, given the existing ids and
+training positions).
 """
 
 from __future__ import annotations
@@ -48,6 +49,8 @@ class PairDraft:
     training_position: int | None = None
     expected_label: str = ""
     explanation: str = ""
+    system: str = ""  # the system that produced the hypothesis (system-level analyses)
+    is_check: bool = False  # an attention check (expected_label is required)
 
     @property
     def is_training(self) -> bool:
@@ -120,7 +123,7 @@ def clean_record(
             texts[canonical] = value
 
     optional_texts: dict[str, str] = {}
-    for canonical, limit in ((f.ORIGIN, f.MAX_ORIGIN_LENGTH), (f.EXPLANATION, None)):
+    for canonical, limit in ((f.ORIGIN, f.MAX_ORIGIN_LENGTH), (f.SYSTEM, f.MAX_SYSTEM_LENGTH), (f.EXPLANATION, None)):
         value = record.values.get(canonical)
         if f.is_blank(value):
             continue
@@ -132,7 +135,7 @@ def clean_record(
         elif (why := f.text_problem(value)) is not None:
             problem(canonical, f"{name} {why}")
         else:
-            optional_texts[canonical] = value.strip() if canonical == f.ORIGIN else value
+            optional_texts[canonical] = value if canonical == f.EXPLANATION else value.strip()
 
     external_id = ""
     raw_id = record.values.get(f.EXTERNAL_ID)
@@ -163,7 +166,16 @@ def clean_record(
     expected = read(f.EXPECTED_LABEL, f.parse_expected_label)
     explanation = optional_texts.get(f.EXPLANATION, "")
     training_given = not f.is_blank(record.values.get(f.TRAINING_POSITION))
-    if training_given:
+    is_check = bool(read(f.CHECK, f.parse_check))
+    if is_check:
+        if training_given:
+            problem(f.CHECK, f"a pair is either a check ({record.name(f.CHECK)}) or a training pair, not both")
+        if f.is_blank(record.values.get(f.EXPECTED_LABEL)):
+            problem(
+                f.EXPECTED_LABEL,
+                f"a check pair needs {record.name(f.EXPECTED_LABEL)} (the answer a careful judge gives)",
+            )
+    elif training_given:
         if f.is_blank(record.values.get(f.EXPECTED_LABEL)):
             problem(
                 f.EXPECTED_LABEL, f"a training pair needs {record.name(f.EXPECTED_LABEL)} (the answer shown after it)"
@@ -193,6 +205,8 @@ def clean_record(
             training_position=position,
             expected_label=expected.value if expected is not None else "",
             explanation=explanation,
+            system=optional_texts.get(f.SYSTEM, ""),
+            is_check=is_check,
         ),
         [],
     )
@@ -226,35 +240,47 @@ def _where(line: int | None) -> str:
     return f"line {line}" if line is not None else "an earlier record"
 
 
+class DuplicateTracker:
+    """Ids and training positions used twice in the same file, found record by record.
+
+    Holds each id once with its first line: memory grows with the number of ids, not with the
+    size of the records.
+    """
+
+    def __init__(self) -> None:
+        self.first_id: dict[str, int | None] = {}
+        self.first_position: dict[int, int | None] = {}
+
+    def check(self, key: RecordKey) -> list[ImportProblem]:
+        """The problems of ``key`` against the records seen before it (then remember it)."""
+        problems = []
+        if key.external_id:
+            if key.external_id in self.first_id:
+                where = _where(self.first_id[key.external_id])
+                problems.append(
+                    ImportProblem(key.line, f.EXTERNAL_ID, f"id {key.external_id!r} is used twice (first on {where})")
+                )
+            else:
+                self.first_id[key.external_id] = key.line
+        if key.training_position is not None:
+            if key.training_position in self.first_position:
+                where = _where(self.first_position[key.training_position])
+                problems.append(
+                    ImportProblem(
+                        key.line,
+                        f.TRAINING_POSITION,
+                        f"training_position {key.training_position} is used twice (first on {where})",
+                    )
+                )
+            else:
+                self.first_position[key.training_position] = key.line
+        return problems
+
+
 def duplicate_problems(drafts: Iterable[RecordKey]) -> list[ImportProblem]:
     """Ids and training positions used twice in the same file."""
-    problems = []
-    first_id: dict[str, int | None] = {}
-    first_position: dict[int, int | None] = {}
-    for draft in drafts:
-        if draft.external_id:
-            if draft.external_id in first_id:
-                where = _where(first_id[draft.external_id])
-                problems.append(
-                    ImportProblem(
-                        draft.line, f.EXTERNAL_ID, f"id {draft.external_id!r} is used twice (first on {where})"
-                    )
-                )
-            else:
-                first_id[draft.external_id] = draft.line
-        if draft.training_position is not None:
-            if draft.training_position in first_position:
-                where = _where(first_position[draft.training_position])
-                problems.append(
-                    ImportProblem(
-                        draft.line,
-                        f.TRAINING_POSITION,
-                        f"training_position {draft.training_position} is used twice (first on {where})",
-                    )
-                )
-            else:
-                first_position[draft.training_position] = draft.line
-    return problems
+    tracker = DuplicateTracker()
+    return [problem for draft in drafts for problem in tracker.check(draft)]
 
 
 def campaign_problems(

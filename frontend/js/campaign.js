@@ -21,6 +21,33 @@
     });
   }
 
+  // The personal link: a Copy button where the clipboard can be written (it needs JavaScript
+  // and, outside localhost, HTTPS); the read-only field can always be selected by hand.
+  var linkField = document.querySelector("[data-personal-link]");
+  var copyButton = document.querySelector("[data-copy-link]");
+  var copyStatus = document.querySelector("[data-copy-status]");
+  if (linkField && copyButton) {
+    copyButton.hidden = false;
+    linkField.addEventListener("focus", function () { linkField.select(); });
+    copyButton.addEventListener("click", function () {
+      // The messages come translated from the page (data attributes).
+      var copiedText = copyButton.getAttribute("data-copied");
+      var manualText = copyButton.getAttribute("data-copy-manually");
+      function done(message) { if (copyStatus) copyStatus.textContent = message; }
+      if (navigator.clipboard && window.isSecureContext) {
+        navigator.clipboard.writeText(linkField.value).then(
+          function () { done(copiedText); },
+          function () { linkField.select(); done(manualText); }
+        );
+      } else {
+        linkField.select();
+        var copied = false;
+        try { copied = document.execCommand("copy"); } catch (error) { copied = false; }
+        done(copied ? copiedText : manualText);
+      }
+    });
+  }
+
   var form = document.querySelector("[data-answer-form]");
   if (!form) return;
   var buttons = Array.prototype.slice.call(form.querySelectorAll("button.answer"));

@@ -9,7 +9,11 @@
   const refreshMs = Math.max(1, Number(root.dataset.refresh) || 5) * 1000;
   const form = document.getElementById("filters");
   const campaignSelect = document.getElementById("f-campaign");
-  const PALETTE = ["#4e79a7", "#e15759", "#59a14f", "#f28e2b", "#b07aa1", "#76b7b2", "#edc948", "#ff9da7", "#9c755f", "#17becf", "#bcbd22", "#7f7f7f"];
+  // Okabe & Ito's colour-blind-safe palette (yellow last: weakest on white). Past 8 curves the
+  // colours repeat with another line style, so every (colour, dashes) pair stays unique up to 32.
+  const PALETTE = ["#0072B2", "#E69F00", "#009E73", "#D55E00", "#CC79A7", "#56B4E9", "#000000", "#F0E442"];
+  const DASHES = [[], [8, 4], [2, 3], [10, 3, 2, 3]];
+  const DASH_NAMES = ["solid", "dashed", "dotted", "dash-dot"];
   const YES = "#1f77b4"; // paraphrases: blue circles, as in the paper's Figure 2
   const NO = "#ff7f0e"; // non-paraphrases: orange squares
   const TABLE_SLOTS = ["table1", "table2", "table3", "table4", "table5", "ranking", "topk", "agreement", "volunteers"];
@@ -50,6 +54,25 @@
 
   function colour(index) {
     return PALETTE[index % PALETTE.length];
+  }
+
+  function dashes(index) {
+    return DASHES[Math.floor(index / PALETTE.length) % DASHES.length];
+  }
+
+  // "1 pair", "2 pairs": Intl.PluralRules picks the form (the server uses Django's ngettext).
+  const plurals = new Intl.PluralRules("en");
+  function count(n, one, many) {
+    return integer(n) + " " + (plurals.select(Number(n)) === "one" ? one : many);
+  }
+
+  function word(n, one, many) {
+    return plurals.select(Number(n)) === "one" ? one : many;
+  }
+
+  // Per-metric panels of a figure: 1a, 1b, … then 1.27, 1.28 past z.
+  function panelName(figure, index) {
+    return "Figure " + figure + (index < 26 ? String.fromCharCode(97 + index) : "." + (index + 1));
   }
 
   function metricName(metric) {
@@ -148,7 +171,7 @@
     const counts = report.counts;
     const changed = report.last_changed ? new Date(report.last_changed) : null;
     const parts = [
-      "Based on " + integer(counts.judgements) + " judgements and " + integer(counts.scores) + " scores",
+      "Based on " + count(counts.judgements, "judgement", "judgements") + " and " + count(counts.scores, "score", "scores"),
       changed ? "last change " + clock(changed) + " (" + ago(changed) + ")" : "no data yet",
       lastChecked ? "checked " + ago(lastChecked) : "",
     ].filter(Boolean);
@@ -165,6 +188,12 @@
     document.getElementById("version").textContent = data.version;
     const b = data.bootstrap;
     document.getElementById("bootstrap-info").textContent = b.resamples ? b.resamples + " resamples, seed " + b.seed : "intervals off";
+    // The intervals come from the cpu queue after the first paint: say so until they are in.
+    const waiting = b.state === "computing" || b.state === "unavailable";
+    const status = document.getElementById("intervals-status");
+    status.hidden = !waiting;
+    status.textContent = waiting ? b.message + (b.state === "computing" ? " The CI columns fill in when they are ready." : "") : "";
+    root.dataset.intervals = b.state || "";
     renderCounts(data, previous);
     for (const table of data.tables) renderTable(table);
     renderCharts(data);
@@ -172,8 +201,9 @@
     root.dataset.judgements = String(data.counts.judgements);
   }
 
-  function setStat(id, value, detail, previousValue) {
+  function setStat(id, value, detail, previousValue, label) {
     const node = document.getElementById("count-" + id);
+    if (label) document.getElementById("label-" + id).textContent = label;
     const text = typeof value === "number" ? integer(value) : value;
     if (node.textContent !== text) {
       node.textContent = text;
@@ -190,12 +220,12 @@
     const c = data.counts;
     const p = previous ? previous.counts : {};
     const corpora = data.subsets.length > 1 ? data.subsets.length - 1 : 1;
-    setStat("pairs", c.pairs, c.unjudged + " unjudged · " + corpora + (corpora === 1 ? " corpus" : " corpora"), p.pairs);
-    setStat("labelled", c.labelled, c.paraphrases + " paraphrases · " + c.non_paraphrases + " not · " + c.ties + " ties", p.labelled);
-    setStat("judgements", c.judgements, c.volunteers + " volunteers · " + c.dont_know_judgements + " Don't know · " + c.training_judgements + " training not counted", p.judgements);
-    setStat("scores", c.scores, c.metrics + " metric configs · " + c.scores_failed + " failed · " + c.scores_missing + " missing", p.scores);
+    setStat("pairs", c.pairs, integer(c.unjudged) + " unjudged · " + count(corpora, "corpus", "corpora"), p.pairs, word(c.pairs, "pair", "pairs"));
+    setStat("labelled", c.labelled, count(c.paraphrases, "paraphrase", "paraphrases") + " · " + integer(c.non_paraphrases) + " not · " + count(c.ties, "tie", "ties"), p.labelled);
+    setStat("judgements", c.judgements, count(c.volunteers, "volunteer", "volunteers") + " · " + integer(c.dont_know_judgements) + " Don't know · " + integer(c.training_judgements) + " training not counted", p.judgements, word(c.judgements, "judgement", "judgements"));
+    setStat("scores", c.scores, count(c.metrics, "metric config", "metric configs") + " · " + integer(c.scores_failed) + " failed · " + integer(c.scores_missing) + " missing", p.scores, word(c.scores, "score", "scores"));
     const alpha = data.agreement.krippendorff_alpha;
-    setStat("alpha", alpha.value === null ? "–" : fmt(alpha.value, 2), alpha.value === null ? (alpha.reason || "") : "ordinal, on " + alpha.pairs + " pairs", previous ? (previous.agreement.krippendorff_alpha.value === null ? "–" : fmt(previous.agreement.krippendorff_alpha.value, 2)) : undefined);
+    setStat("alpha", alpha.value === null ? "–" : fmt(alpha.value, 2), alpha.value === null ? (alpha.reason || "") : "ordinal, on " + count(alpha.pairs, "pair", "pairs"), previous ? (previous.agreement.krippendorff_alpha.value === null ? "–" : fmt(previous.agreement.krippendorff_alpha.value, 2)) : undefined);
   }
 
   function renderTable(table) {
@@ -262,7 +292,10 @@
         if (/CI/.test(row.stat)) classes.push("ci");
         if (groupStarts.has(column)) classes.push("group-start");
         if ((table.text_columns || []).includes(column)) classes.push("text");
-        const td = el("td", classes.join(" "), cell.text);
+        // "mean ± sd" may break before "±" when the page is narrow (Table 1 fits at 1366 px).
+        const parts = table.key === "table1" ? cell.text.split(" ± ") : [cell.text];
+        const td = el("td", classes.join(" "), parts.length === 2 ? null : cell.text);
+        if (parts.length === 2) td.append(el("span", "mean", parts[0]), " ", el("span", "sd", "± " + parts[1]));
         if (cell.note) td.title = cell.note;
         tr.appendChild(td);
       });
@@ -318,9 +351,9 @@
     if (grid.dataset.metrics !== wanted) {
       dropCharts(prefix, new Set());
       grid.replaceChildren(
-        ...metrics.map((metric) => {
+        ...metrics.map((metric, index) => {
           const figure = el("figure", "chart-box");
-          figure.appendChild(el("figcaption", null, metricName(metric)));
+          figure.appendChild(el("figcaption", null, panelName(grid.dataset.figure, index) + " — " + metricName(metric) + ": " + grid.dataset.panel));
           const wrap = el("div", "canvas-wrap");
           const canvas = el("canvas");
           canvas.id = prefix + metric.id;
@@ -425,10 +458,12 @@
   function lineDataset(metric, index, points) {
     return {
       label: metricName(metric),
+      key: String(metric.id),
       data: points,
       borderColor: colour(index),
       backgroundColor: colour(index),
-      borderWidth: 1.6,
+      borderDash: dashes(index),
+      borderWidth: 2,
       pointRadius: 0,
       tension: 0,
       fill: false,
@@ -445,20 +480,88 @@
       });
       const canvas = document.getElementById("chart-" + key);
       emptyNote(canvas.parentElement, datasets.length ? null : "No labelled pair has a score yet.");
-      upsert(key, canvas, {
+      applyHidden(key, datasets);
+      const chart = upsert(key, canvas, {
         type: "line",
         data: { datasets: datasets },
         options: {
           parsing: true,
           interaction: { mode: "nearest", intersect: false },
-          plugins: { legend: { position: "bottom", labels: { boxWidth: 12 } } },
+          plugins: { legend: { display: false } },
           scales: {
             x: { type: "linear", min: 0, title: axisTitle("rank k (pairs called paraphrases)") },
             y: { min: 0, max: 1, title: axisTitle(title) },
           },
         },
       });
+      drawLegend(key, chart);
     }
+  }
+
+  // --- legends: HTML lists under the charts, every name in full, click to hide ------------
+
+  const hiddenCurves = new Map(); // chart key -> Set of dataset keys the user hid (kept across redraws)
+
+  function applyHidden(chartKey, datasets) {
+    const hidden = hiddenCurves.get(chartKey) || new Set();
+    for (const dataset of datasets) dataset.hidden = hidden.has(dataset.key || dataset.label);
+  }
+
+  function swatch(dataset) {
+    // A short line drawn in the curve's colour and dash pattern (SVG attributes: no inline style).
+    const ns = "http://www.w3.org/2000/svg";
+    const svg = document.createElementNS(ns, "svg");
+    svg.setAttribute("class", "legend-swatch");
+    svg.setAttribute("width", "30");
+    svg.setAttribute("height", "10");
+    svg.setAttribute("aria-hidden", "true");
+    const line = document.createElementNS(ns, "line");
+    line.setAttribute("x1", "1");
+    line.setAttribute("y1", "5");
+    line.setAttribute("x2", "29");
+    line.setAttribute("y2", "5");
+    line.setAttribute("stroke", dataset.borderColor);
+    line.setAttribute("stroke-width", "2.5");
+    if (dataset.borderDash && dataset.borderDash.length) line.setAttribute("stroke-dasharray", dataset.borderDash.join(" "));
+    svg.appendChild(line);
+    return svg;
+  }
+
+  function drawLegend(chartKey, chart) {
+    const list = document.getElementById("legend-" + chartKey);
+    if (!list) return;
+    list.replaceChildren(...chart.data.datasets.map((dataset, index) => {
+      const item = el("li");
+      const button = el("button", "legend-item");
+      button.type = "button";
+      const visible = chart.isDatasetVisible(index);
+      button.setAttribute("aria-pressed", String(!visible));
+      button.title = visible ? "Hide this curve" : "Show this curve";
+      button.dataset.key = dataset.key || dataset.label;
+      button.append(swatch(dataset), el("span", "legend-text", dataset.label));
+      if (dataset.borderDash && dataset.borderDash.length) button.dataset.dash = DASH_NAMES[DASHES.findIndex((d) => d.join() === dataset.borderDash.join())] || "dashed";
+      button.addEventListener("click", () => {
+        const hidden = hiddenCurves.get(chartKey) || new Set();
+        const key = dataset.key || dataset.label;
+        if (chart.isDatasetVisible(index)) hidden.add(key);
+        else hidden.delete(key);
+        hiddenCurves.set(chartKey, hidden);
+        chart.setDatasetVisibility(index, !hidden.has(key));
+        chart.update("none");
+        drawLegend(chartKey, chart);
+      });
+      item.appendChild(button);
+      return item;
+    }));
+  }
+
+  // The AUC exactly as the "Ranking" table prints it (same rounding), for the ROC legend.
+  function aucText(data, metric) {
+    const table = data.tables.find((t) => t.key === "ranking");
+    const column = data.subsets.findIndex((subset) => subset.key === "all");
+    if (!table || column < 0) return null;
+    const row = table.rows.find((r) => r.label === metricName(metric) && r.stat === "ROC AUC");
+    return row ? row.cells[column].text : null;
   }
 
   function renderRoc(data, metrics) {
@@ -466,27 +569,46 @@
     metrics.forEach((metric, index) => {
       const roc = data.charts[String(metric.id)] && data.charts[String(metric.id)].roc;
       if (!roc) return;
-      const auc = data.results[String(metric.id)].all.auc;
       const dataset = lineDataset(metric, index, roc.fpr.map((x, i) => ({ x: x, y: roc.tpr[i] })));
-      dataset.label += auc ? " (AUC " + fmt(auc.value, 3) + ")" : "";
+      dataset.label += " — AUC " + (aucText(data, metric) || "–");
       datasets.push(dataset);
     });
-    datasets.push({ label: "chance", data: [{ x: 0, y: 0 }, { x: 1, y: 1 }], borderColor: "#8c959f", borderDash: [4, 4], borderWidth: 1, pointRadius: 0 });
+    datasets.push({ label: "chance (AUC 0.500)", key: "chance", data: [{ x: 0, y: 0 }, { x: 1, y: 1 }], borderColor: "#8c959f", borderDash: [4, 4], borderWidth: 1, pointRadius: 0 });
     const canvas = document.getElementById("chart-roc");
     emptyNote(canvas.parentElement, datasets.length > 1 ? null : "ROC needs labelled pairs of both classes with scores.");
-    upsert("roc", canvas, {
+    applyHidden("roc", datasets);
+    const chart = upsert("roc", canvas, {
       type: "line",
       data: { datasets: datasets },
       options: {
         interaction: { mode: "nearest", intersect: false },
-        plugins: { legend: { position: "right", labels: { boxWidth: 12 } } },
+        plugins: { legend: { display: false } },
         scales: {
           x: { type: "linear", min: 0, max: 1, title: axisTitle("false positive rate (non-paraphrases accepted)") },
           y: { min: 0, max: 1, title: axisTitle("true positive rate (paraphrases found)") },
         },
       },
     });
+    drawLegend("roc", chart);
   }
+
+  // --- contents bar -----------------------------------------------------------------------------
+
+  // One jump link per <section data-toc="…">, in page order (sections added later only need the attribute).
+  function buildContents() {
+    const bar = document.getElementById("contents");
+    if (!bar) return;
+    const list = el("ul");
+    for (const section of document.querySelectorAll("section[data-toc][id]")) {
+      const item = el("li");
+      const link = el("a", null, section.dataset.toc);
+      link.href = "#" + section.id;
+      item.appendChild(link);
+      list.appendChild(item);
+    }
+    bar.replaceChildren(list);
+  }
+  buildContents();
 
   // --- events --------------------------------------------------------------------------------
 

@@ -20,15 +20,17 @@
   }
 
   function drawQueues(data) {
-    const rows = Object.entries(data.throughput).map(([queue, windows]) => {
+    const rows = data.queue_status.map((queue) => {
       const tr = document.createElement("tr");
-      tr.dataset.queue = queue;
+      tr.dataset.queue = queue.queue;
       const th = document.createElement("th");
-      th.textContent = queue;
+      th.textContent = queue.queue;
       tr.appendChild(th);
-      cell(tr, data.queues ? String(data.queues[queue] ?? 0) : "?", "num");
-      for (const rate of Object.values(windows)) cell(tr, String(rate), "num");
-      cell(tr, (data.series.counts[queue] || []).join(" "), "series");
+      cell(tr, queue.serves);
+      cell(tr, queue.waiting === null ? "?" : String(queue.waiting), "num");
+      cell(tr, String(queue.workers_alive), queue.workers_alive ? "num" : "num error");
+      for (const rate of Object.values(queue.per_minute)) cell(tr, String(rate), "num");
+      cell(tr, (data.series.counts[queue.queue] || []).join(" "), "series");
       return tr;
     });
     replaceRows("queues-body", rows);
@@ -41,7 +43,7 @@
     document.getElementById("workers-alive").textContent = String(data.workers_alive);
     if (!data.workers.length) {
       const tr = document.createElement("tr");
-      const td = cell(tr, "No worker has reported. Start one: celery -A paraeval worker -Q llm,cpu", "error");
+      const td = cell(tr, "No worker has reported. Start one: scripts/worker.sh (every queue) or scripts/worker.sh --model NAME", "error");
       td.colSpan = 5;
       replaceRows("workers-body", [tr]);
       return;
@@ -58,7 +60,7 @@
   }
 
   function drawConfigs(data) {
-    replaceRows("configs-body", data.configs.map((config) => {
+    replaceRows("configs-body", data.configurations.map((config) => {
       const tr = document.createElement("tr");
       if (!config.enabled) tr.className = "muted";
       cell(tr, config.label + (config.enabled ? "" : " (not enabled)"));
@@ -84,6 +86,22 @@
     }));
   }
 
+  // "1 pair", "2 pairs": Intl.PluralRules picks the form, as Django's pluralize does on the server.
+  const plurals = new Intl.PluralRules("en");
+  function count(n, one, many) {
+    return n + " " + (plurals.select(n) === "one" ? one : many);
+  }
+
+  function drawTotals(data) {
+    const totals = data.totals;
+    document.getElementById("pending").textContent = totals.pending ? count(totals.pending, "score", "scores") + " pending" : "Nothing pending";
+    document.getElementById("pairs").textContent = count(data.pairs, "campaign pair", "campaign pairs");
+    document.getElementById("done").textContent = count(totals.done, "score", "scores") + " done";
+    const failed = document.getElementById("failed");
+    failed.textContent = totals.failed + " failed";
+    failed.className = totals.failed ? "error" : "";
+  }
+
   async function poll() {
     try {
       const response = await fetch(url, { headers: { Accept: "application/json" }, credentials: "same-origin" });
@@ -92,7 +110,7 @@
         drawQueues(data);
         drawWorkers(data);
         drawConfigs(data);
-        document.getElementById("pairs").textContent = String(data.pairs);
+        drawTotals(data);
         document.getElementById("transport").textContent = data.transport;
         const generated = document.getElementById("generated-at");
         generated.dateTime = data.generated_at;

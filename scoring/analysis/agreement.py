@@ -24,6 +24,7 @@ from __future__ import annotations
 
 import warnings
 from dataclasses import dataclass
+from typing import Literal
 
 import krippendorff
 import numpy as np
@@ -98,7 +99,9 @@ def gwet_ac1(counts: IntArray) -> Coefficient:
     return Coefficient((observed - chance) / (1 - chance), observed, chance, units)
 
 
-def krippendorff_alpha(counts: IntArray, values: list[int], level: str = "ordinal") -> Coefficient:
+def krippendorff_alpha(
+    counts: IntArray, values: list[int], level: Literal["nominal", "ordinal", "interval", "ratio"] = "ordinal"
+) -> Coefficient:
     """Krippendorff's alpha from a units x values counts matrix (``krippendorff`` package)."""
     raters = counts.sum(axis=1)
     pairable = counts[raters >= 2]

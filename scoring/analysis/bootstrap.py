@@ -17,10 +17,15 @@ Speed comes from three facts:
    straight line, so the best accuracy, the AUC and the interpolated EER are unchanged.
    A tie group holding both classes stays its own segment (paraphrases sorted first in it).
 3. Resamples are processed in small chunks so the temporaries stay in the CPU cache.
+4. The counts are drawn chunk by chunk too (``Resampler.chunks``), and every metric of a
+   sample size reads a chunk before the next is drawn (:func:`bootstrap_many`): memory holds
+   one chunk (``CHUNK_ROWS`` x n counts), not the whole resamples x n table, so it grows with n
+   only, and time grows linearly with resamples x n.
 """
 
 from __future__ import annotations
 
+from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
 
 import numpy as np
@@ -31,6 +36,8 @@ from scoring.analysis.binary import Ranked
 DEFAULT_RESAMPLES = 1000
 DEFAULT_SEED = 20250101
 _CHUNK = 16
+# Resamples drawn at once: 64 x 100,000 pairs x 4 bytes = 25.6 MB of counts per chunk.
+CHUNK_ROWS = 64
 
 
 @dataclass(frozen=True)
@@ -54,30 +61,32 @@ class BootstrapResult:
 
 
 class Resampler:
-    """Draws the bootstrap counts once per sample size (fixed seed) and shares them."""
+    """Draws the bootstrap counts of a sample size (fixed seed), one chunk of resamples at a time."""
 
     def __init__(self, resamples: int = DEFAULT_RESAMPLES, seed: int = DEFAULT_SEED) -> None:
         if resamples < 1:
             raise ValueError(f"resamples must be at least 1, got {resamples}")
         self.resamples = resamples
         self.seed = seed
-        self._cumulative: dict[int, NDArray[np.int32]] = {}
 
-    def cumulative_counts(self, n: int) -> NDArray[np.int32]:
-        """Matrix (resamples x n+1): column p+1 = draws that fell on positions 0..p; column 0 = 0."""
-        cached = self._cumulative.get(n)
-        if cached is not None:
-            return cached
+    def chunks(self, n: int, rows: int = CHUNK_ROWS) -> Iterator[NDArray[np.int32]]:
+        """Blocks of at most ``rows`` resamples (rows x n+1): column p+1 = draws that fell on
+        positions 0..p; column 0 = 0. The same stream whatever ``rows``: only memory changes."""
         # The seed depends on n only, so a result does not depend on the order of computation.
         rng = np.random.default_rng([self.seed, n])
-        counts = np.zeros((self.resamples, n + 1), dtype=np.int32)
-        for row in range(self.resamples):
-            # One row at a time: bincount into a small, cache-resident array is ~10x faster
-            # than one bincount over resamples * n scattered slots.
-            counts[row, 1:] = np.bincount(rng.integers(0, n, size=n, dtype=np.int32), minlength=n)
-        np.cumsum(counts, axis=1, out=counts)
-        self._cumulative[n] = counts
-        return counts
+        for first in range(0, self.resamples, rows):
+            size = min(rows, self.resamples - first)
+            block = np.zeros((size, n + 1), dtype=np.int32)
+            for row in range(size):
+                # One row at a time: bincount into a small, cache-resident array is ~10x faster
+                # than one bincount over rows * n scattered slots.
+                block[row, 1:] = np.bincount(rng.integers(0, n, size=n, dtype=np.int32), minlength=n)
+            np.cumsum(block, axis=1, out=block)
+            yield block
+
+    def cumulative_counts(self, n: int) -> NDArray[np.int32]:
+        """The whole table (resamples x n+1) at once: for small samples and for checking."""
+        return np.concatenate(list(self.chunks(n)), axis=0)
 
 
 @dataclass(frozen=True)
@@ -208,28 +217,77 @@ def bootstrap(
     draws from all of them and keeps the ones with a score, so every metric of a corpus
     shares one set of resamples (and the missing scores' randomness is in the interval).
     """
+    return bootstrap_many([(r, drawn_from)], resampler, confidence)[0]
+
+
+def bootstrap_many(
+    jobs: Sequence[tuple[Ranked, int | None]], resampler: Resampler, confidence: float = 0.95
+) -> list[BootstrapResult | None]:
+    """:func:`bootstrap` of several (ranked metric, ``drawn_from``) jobs, one result each.
+
+    Jobs of the same sample size read each chunk of counts before the next one is drawn, so
+    the counts are drawn once per sample size and never held whole.
+    """
     if not 0 < confidence < 1:
         raise ValueError(f"confidence must be between 0 and 1, got {confidence}")
-    if r.n < 2:
-        return None
-    accuracy, auc, eer = resample_statistics(r, resampler, drawn_from)
-    return BootstrapResult(
-        accuracy=_interval(accuracy, confidence),
-        auc=_interval(auc, confidence) if r.both_classes else None,
-        eer=_interval(eer, confidence) if r.both_classes else None,
-        resamples=resampler.resamples,
-        single_class_resamples=int(np.count_nonzero(~np.isfinite(auc))),
-    )
+    statistics = _statistics_many(jobs, resampler)
+    results: list[BootstrapResult | None] = []
+    for (r, _), values in zip(jobs, statistics, strict=True):
+        if values is None:
+            results.append(None)
+            continue
+        accuracy, auc, eer = values
+        results.append(
+            BootstrapResult(
+                accuracy=_interval(accuracy, confidence),
+                auc=_interval(auc, confidence) if r.both_classes else None,
+                eer=_interval(eer, confidence) if r.both_classes else None,
+                resamples=resampler.resamples,
+                single_class_resamples=int(np.count_nonzero(~np.isfinite(auc))),
+            )
+        )
+    return results
 
 
-def resample_statistics(
-    r: Ranked, resampler: Resampler, drawn_from: int | None = None
-) -> tuple[NDArray[np.float64], NDArray[np.float64], NDArray[np.float64]]:
+_Statistics = tuple[NDArray[np.float64], NDArray[np.float64], NDArray[np.float64]]
+
+
+def _statistics_many(jobs: Sequence[tuple[Ranked, int | None]], resampler: Resampler) -> list[_Statistics | None]:
+    """Per job: accuracy, AUC and EER of every resample (None below two scored pairs)."""
+    out: list[_Statistics | None] = [None] * len(jobs)
+    by_population: dict[int, list[int]] = {}
+    for index, (r, drawn_from) in enumerate(jobs):
+        population = r.n if drawn_from is None else drawn_from
+        if population < r.n:
+            raise ValueError(f"drawn_from ({population}) is smaller than the {r.n} scored pairs")
+        if r.n >= 2:
+            by_population.setdefault(population, []).append(index)
+    for population, members in by_population.items():
+        segments = [_segments(jobs[index][0]) for index in members]
+        columns = [tuple(np.empty(resampler.resamples) for _ in range(3)) for _ in members]
+        first = 0
+        for block in resampler.chunks(population):
+            rows = slice(first, first + block.shape[0])
+            for job, index in enumerate(members):
+                for target, values in zip(
+                    columns[job], _resample_statistics(block, segments[job], jobs[index][0].n), strict=True
+                ):
+                    target[rows] = values
+            first += block.shape[0]
+        for job, index in enumerate(members):
+            out[index] = (columns[job][0], columns[job][1], columns[job][2])
+    return out
+
+
+def resample_statistics(r: Ranked, resampler: Resampler, drawn_from: int | None = None) -> _Statistics:
     """Best accuracy, AUC and EER of every resample (NaN where one class is missing)."""
     population = r.n if drawn_from is None else drawn_from
     if population < r.n:
         raise ValueError(f"drawn_from ({population}) is smaller than the {r.n} scored pairs")
-    return _resample_statistics(resampler.cumulative_counts(population), _segments(r), r.n)
+    segments = _segments(r)
+    parts = [_resample_statistics(block, segments, r.n) for block in resampler.chunks(population)]
+    accuracy, auc, eer = (np.concatenate([part[k] for part in parts]) for k in range(3))
+    return accuracy, auc, eer
 
 
 def full_sample_statistics(r: Ranked) -> tuple[float, float, float]:

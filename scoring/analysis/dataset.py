@@ -3,6 +3,10 @@
 The only module of ``scoring.analysis`` that imports Django. A fixed number of queries
 whatever the campaign size (pairs, judgements, training answers, volunteers, metric
 configurations, scores), each a flat ``values_list`` read straight into arrays.
+
+Check pairs (attention checks) and check answers never enter an analysis; with
+``Filters.exclude_flagged`` the judgements of the volunteers that
+:func:`annotate.quality.excluded_volunteer_ids` names are left out of every analysis too.
 """
 
 from __future__ import annotations
@@ -10,17 +14,19 @@ from __future__ import annotations
 import hashlib
 import json
 import time as time_module
+from collections.abc import Iterable
 from dataclasses import dataclass
 from datetime import date, datetime, time, timedelta
 from typing import Any
 
 import numpy as np
 from django.core.cache import cache
-from django.db.models import Case, Count, Exists, F, FloatField, Func, Max, OuterRef, Q, Subquery, When
+from django.db.models import Case, Count, Exists, F, FloatField, Func, Max, OuterRef, Q, Subquery, Sum, When
 from django.utils import timezone
 
 from annotate.labels import EnglishLevel
 from annotate.models import Campaign, Judgement, Pair, Volunteer
+from annotate.quality import excluded_volunteer_ids
 from scoring.analysis.labels import LABEL_CODES, Reference
 from scoring.analysis.report import AnalysisInput, JudgementRows, MetricInfo, VolunteerInfo
 from scoring.metrics.lexical import normalised_char_distance
@@ -54,6 +60,8 @@ class Filters:
     english_level: str | None = None  # only judgements of volunteers with this level
     date_from: date | None = None  # judgements answered on or after this day (TIME_ZONE)
     date_to: date | None = None  # ... and on or before this day
+    exclude_flagged: bool = False  # leave out the volunteers the campaign's quality rule excludes
+    pair_ids: tuple[int, ...] | None = None  # only these pairs (sorted); None = all
 
     @classmethod
     def build(
@@ -63,6 +71,8 @@ class Filters:
         english_level: str | None = None,
         date_from: date | None = None,
         date_to: date | None = None,
+        exclude_flagged: bool = False,
+        pair_ids: Iterable[int] | None = None,
     ) -> Filters:
         """Checked filters; :class:`FilterError` names the first bad one."""
         try:
@@ -78,7 +88,14 @@ class Filters:
                 raise FilterError(f"{name}: expected a date, got {type(value).__name__}")
         if date_from and date_to and date_from > date_to:
             raise FilterError(f"date_to: {date_to} is before date_from {date_from}")
-        return cls(checked_reference, origin or None, english_level or None, date_from, date_to)
+        if not isinstance(exclude_flagged, bool):
+            raise FilterError(f"exclude_flagged: expected true or false, got {exclude_flagged!r}")
+        ids = None
+        if pair_ids is not None:
+            ids = tuple(sorted({int(pk) for pk in pair_ids}))
+            if not ids:
+                raise FilterError("pair_ids: no pair id given")
+        return cls(checked_reference, origin or None, english_level or None, date_from, date_to, exclude_flagged, ids)
 
     def as_dict(self) -> dict[str, Any]:
         return {
@@ -87,6 +104,9 @@ class Filters:
             "english_level": self.english_level,
             "date_from": self.date_from.isoformat() if self.date_from else None,
             "date_to": self.date_to.isoformat() if self.date_to else None,
+            "exclude_flagged": self.exclude_flagged,
+            # Only when set: the dashboard and the API never subset by ids.
+            **({"pair_ids": list(self.pair_ids)} if self.pair_ids is not None else {}),
         }
 
     def judgement_q(self, prefix: str = "") -> Q:
@@ -167,13 +187,24 @@ def _fingerprint(campaign: Campaign) -> tuple[dict[str, Any], datetime | None]:
         gold_any=Count("gold_label"),
         graded=Count("gold_score"),
     )
-    volunteers = Volunteer.objects.filter(campaign=campaign).aggregate(count=Count("id"), last_id=Max("id"))
+    # Who is excluded follows from the judgements (above), the campaign's rule and the staff
+    # overrides: the overrides enter as counts and id sums, in the same scan.
+    volunteers = Volunteer.objects.filter(campaign=campaign).aggregate(
+        count=Count("id"),
+        last_id=Max("id"),
+        kept=Count("id", filter=Q(exclusion_override="include")),
+        kept_ids=Sum("id", filter=Q(exclusion_override="include")),
+        dropped=Count("id", filter=Q(exclusion_override="exclude")),
+        dropped_ids=Sum("id", filter=Q(exclusion_override="exclude")),
+    )
+    rule = [campaign.exclude_failed_checks, campaign.exclude_median_seconds, campaign.exclude_same_answer_share]
     fingerprint = {
         "campaign": [campaign.pk, campaign.created_at.isoformat()],
         "judgements": judgements,
         "scores": scores,
         "pairs": pairs,
         "volunteers": volunteers,
+        "rule": rule,
     }
     moments = [moment for moment in (judgements["last"], scores["last"], pairs["last"]) if moment is not None]
     return fingerprint, max(moments) if moments else None
@@ -203,13 +234,15 @@ def data_state(campaign_id: int) -> DataState:
 
 def load(campaign: Campaign, filters: Filters) -> AnalysisInput:
     """Read the campaign's pairs, judgements, volunteers and scores (after ``filters``)."""
-    pair_q = Q(campaign=campaign, is_training=False)
+    pair_q = Q(campaign=campaign, is_training=False, is_check=False)
     if filters.origin is not None:
         pair_q &= Q(origin=filters.origin)
+    if filters.pair_ids is not None:
+        pair_q &= Q(id__in=filters.pair_ids)
     pair_rows = list(
         Pair.objects.filter(pair_q)
         .order_by("id")
-        .values_list("id", "origin", "source", "hypothesis", "gold_label", "gold_score")
+        .values_list("id", "origin", "source", "hypothesis", "gold_label", "gold_score", "system")
     )
     ids = np.array([row[0] for row in pair_rows], dtype=np.int64)  # sorted: positions by searchsorted
     origins = [row[1] for row in pair_rows]
@@ -217,9 +250,18 @@ def load(campaign: Campaign, filters: Filters) -> AnalysisInput:
     gold_label = np.array([np.nan if row[4] is None else float(row[4]) for row in pair_rows], dtype=np.float64)
     gold_score = np.array([np.nan if row[5] is None else float(row[5]) for row in pair_rows], dtype=np.float64)
 
-    counted_q = Q(pair__campaign=campaign, is_training=False, pair__is_training=False) & filters.judgement_q()
+    # Check answers are on check pairs; both flags are tested so neither can slip in alone.
+    counted_q = (
+        Q(pair__campaign=campaign, is_training=False, pair__is_training=False, is_check=False, pair__is_check=False)
+        & filters.judgement_q()
+    )
     if filters.origin is not None:
         counted_q &= Q(pair__origin=filters.origin)
+    if filters.pair_ids is not None:
+        counted_q &= Q(pair_id__in=filters.pair_ids)
+    excluded = sorted(excluded_volunteer_ids(campaign)) if filters.exclude_flagged else []
+    if excluded:
+        counted_q &= ~Q(volunteer_id__in=excluded)
     judgement_rows = list(
         Judgement.objects.filter(counted_q)
         .order_by("id")
@@ -237,7 +279,13 @@ def load(campaign: Campaign, filters: Filters) -> AnalysisInput:
     )
 
     # Training answers only feed the volunteers' training accuracy (and a count).
-    training_q = Q(pair__campaign=campaign) & (Q(is_training=True) | Q(pair__is_training=True)) & filters.judgement_q()
+    training_q = (
+        Q(pair__campaign=campaign, is_check=False, pair__is_check=False)
+        & (Q(is_training=True) | Q(pair__is_training=True))
+        & filters.judgement_q()
+    )
+    if excluded:
+        training_q &= ~Q(volunteer_id__in=excluded)
     training = (
         Judgement.objects.filter(training_q)
         .values("volunteer_id")
@@ -260,9 +308,11 @@ def load(campaign: Campaign, filters: Filters) -> AnalysisInput:
     metrics = [MetricInfo(pk, name, label, higher, natural) for pk, name, label, higher, natural in configs]
     scores = np.full((len(metrics), len(ids)), np.nan)
     failed = np.zeros((len(metrics), len(ids)), dtype=bool)
-    score_q = Q(pair__campaign=campaign, pair__is_training=False)
+    score_q = Q(pair__campaign=campaign, pair__is_training=False, pair__is_check=False)
     if filters.origin is not None:
         score_q &= Q(pair__origin=filters.origin)
+    if filters.pair_ids is not None:
+        score_q &= Q(pair_id__in=filters.pair_ids)
     score_rows = list(
         Score.objects.filter(score_q).values_list(
             "pair_id", "metric_config_id", "value", Case(When(status=Score.Status.DONE, then=1), default=0)
@@ -294,10 +344,12 @@ def load(campaign: Campaign, filters: Filters) -> AnalysisInput:
         scores=scores,
         failed=failed,
         training_judgements=training_total,
+        sources=[row[2] for row in pair_rows],
+        systems=[row[6] for row in pair_rows],
     )
 
 
 def origins(campaign: Campaign) -> list[str]:
     """The corpora of a campaign's pairs, for the filter menu."""
-    pairs = Pair.objects.filter(campaign=campaign, is_training=False).order_by("origin")
+    pairs = Pair.objects.filter(campaign=campaign, is_training=False, is_check=False).order_by("origin")
     return list(pairs.values_list("origin", flat=True).distinct())

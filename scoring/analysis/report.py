@@ -36,7 +36,14 @@ from scoring.analysis.binary import (
     roc,
     roc_auc,
 )
-from scoring.analysis.bootstrap import DEFAULT_RESAMPLES, DEFAULT_SEED, BootstrapResult, Interval, Resampler, bootstrap
+from scoring.analysis.bootstrap import (
+    DEFAULT_RESAMPLES,
+    DEFAULT_SEED,
+    BootstrapResult,
+    Interval,
+    Resampler,
+    bootstrap_many,
+)
 from scoring.analysis.correlation import Correlation, pearson, spearman
 from scoring.analysis.labels import (
     BINARY_OF_CODE,
@@ -47,6 +54,7 @@ from scoring.analysis.labels import (
     gold_labels,
     volunteer_labels,
 )
+from scoring.analysis.thresholds import tied_best
 
 # Bump when a change here changes any number of a report (part of the data version).
 ANALYSIS_VERSION = "1"
@@ -119,6 +127,8 @@ class AnalysisInput:
     scores: FloatArray  # metrics x pairs; NaN where no usable score
     failed: BoolArray  # metrics x pairs; the scoring failed (counted, excluded)
     training_judgements: int = 0
+    sources: list[str] | None = None  # source sentence per pair (groups of hypotheses)
+    systems: list[str] | None = None  # system that produced each hypothesis ("" when none)
 
     def __post_init__(self) -> None:
         n = len(self.pair_ids)
@@ -143,19 +153,22 @@ class ReportOptions:
     curve_points: int = 200  # ROC and rank curves sent to the page (peaks always kept)
     scatter_points: int = 1000  # pairs drawn per metric in the score / edit-distance chart
     charts: bool = True
+    # False: leave every interval None (the dashboard fills them in from the cpu queue).
+    intervals: bool = True
 
 
 # --- small converters ------------------------------------------------------------------------
 
 
-def _num(value: float | None, digits: int = 6) -> float | None:
-    """A JSON-safe float: None for missing or non-finite values, rounded to keep payloads small."""
+def _num(value: float | None, digits: int | None = None) -> float | None:
+    """A JSON-safe float: None for missing or non-finite values; statistics at full precision,
+    chart coordinates rounded (``digits``) to keep payloads small."""
     if value is None:
         return None
     number = float(value)
     if not math.isfinite(number):
         return None
-    return round(number, digits)
+    return number if digits is None else round(number, digits)
 
 
 def _interval(value: Interval | None) -> list[float | None] | None:
@@ -237,9 +250,9 @@ def _metric_subset(
     labels: HumanLabels,
     edit_distance: FloatArray,
     mask: BoolArray,
-    resampler: Resampler | None,
-    confidence: float,
 ) -> tuple[dict[str, Any], Ranked]:
+    """Every point statistic of one metric on one subset; the intervals are left None and
+    filled by :func:`apply_intervals` (at once, or later from the cpu queue)."""
     labelled = mask & labels.labelled
     valid = labelled & np.isfinite(raw)
     oriented_all = raw if metric.higher_is_closer else -raw
@@ -268,16 +281,21 @@ def _metric_subset(
     result["class_stats"] = {"yes": _summary(class_summary(own[truth])), "no": _summary(class_summary(own[~truth]))}
 
     best: ThresholdResult | None = best_accuracy(r)
-    interval: BootstrapResult | None = None
-    if resampler is not None and r.n >= 2:
-        # Draw from every labelled pair of the subset: the same resamples for all metrics.
-        interval = bootstrap(r, resampler, confidence, drawn_from=int(np.count_nonzero(labelled)))
+    tied = tied_best(r)
     if best is not None:
         result["best_accuracy"] = {
             "threshold": _num(_own(best.threshold, metric)),
             "rule": _rule(metric) if best.threshold is not None else "none",
             **_confusion(best.confusion),
-            "ci": _interval(interval.accuracy) if interval else None,
+            "ci": None,
+            "tied": None
+            if tied is None
+            else {
+                "count": tied.count,
+                "highest": _num(_own(tied.highest, metric)),
+                "lowest": _num(_own(tied.lowest, metric)),
+                "rule": "highest threshold",
+            },
         }
     else:
         result["best_accuracy"] = None
@@ -295,7 +313,7 @@ def _metric_subset(
         else {
             "rate": _num(eer.rate),
             "threshold": _num(_own(eer.threshold, metric)),
-            "ci": _interval(interval.eer) if interval else None,
+            "ci": None,
         }
     )
 
@@ -309,7 +327,7 @@ def _metric_subset(
             undefined["natural"] = "the metric has no natural threshold"
 
     auc = roc_auc(r)
-    result["auc"] = None if auc is None else {"value": _num(auc), "ci": _interval(interval.auc) if interval else None}
+    result["auc"] = None if auc is None else {"value": _num(auc), "ci": None}
 
     graded_mask = mask & np.isfinite(labels.graded) & np.isfinite(raw)
     human = labels.graded[graded_mask]
@@ -333,13 +351,76 @@ def _metric_subset(
         }
     else:
         result["ranking"] = None
-    result["bootstrap"] = (
-        None
-        if interval is None
-        else {"resamples": interval.resamples, "single_class_resamples": interval.single_class_resamples}
-    )
+    result["bootstrap"] = None
     result["undefined"] = undefined
     return result, r
+
+
+# --- intervals -------------------------------------------------------------------------------
+
+# metric id -> subset key -> {"accuracy", "auc", "eer": [low, high] | None, "resamples",
+# "single_class_resamples"} (None below two scored pairs): JSON-ready, cacheable.
+Intervals = dict[str, dict[str, dict[str, Any] | None]]
+
+
+def _interval_dict(result: BootstrapResult | None) -> dict[str, Any] | None:
+    if result is None:
+        return None
+    return {
+        "accuracy": _interval(result.accuracy),
+        "auc": _interval(result.auc),
+        "eer": _interval(result.eer),
+        "resamples": result.resamples,
+        "single_class_resamples": result.single_class_resamples,
+    }
+
+
+def _intervals_of(jobs: list[tuple[str, str, Ranked, int]], resamples: int, seed: int, confidence: float) -> Intervals:
+    """Bootstrap every (metric id, subset key, ranked scores, labelled pairs) job at once."""
+    out: Intervals = {}
+    for metric_id, key, _, _ in jobs:
+        out.setdefault(metric_id, {})[key] = None
+    if resamples <= 0:
+        return out
+    # Draw from every labelled pair of the subset (drawn_from): the same resamples for all metrics.
+    results = bootstrap_many(
+        [(ranked, labelled) for _, _, ranked, labelled in jobs], Resampler(resamples, seed), confidence
+    )
+    for (metric_id, key, _, _), result in zip(jobs, results, strict=True):
+        out[metric_id][key] = _interval_dict(result)
+    return out
+
+
+def report_intervals(data: AnalysisInput, options: ReportOptions) -> Intervals:
+    """The bootstrap intervals of :func:`build_report` alone (what the cpu queue computes for the
+    dashboard); :func:`apply_intervals` puts them into a report built without them."""
+    labels = human_labels(data, Reference(options.reference))
+    jobs = []
+    for index, metric in enumerate(data.metrics):
+        raw = data.scores[index]
+        oriented = raw if metric.higher_is_closer else -raw
+        for group in subsets(data.origins):
+            labelled = group.mask & labels.labelled
+            valid = labelled & np.isfinite(raw)
+            ranked = rank(oriented[valid], labels.binary[valid] == 1)
+            jobs.append((str(metric.id), group.key, ranked, int(np.count_nonzero(labelled))))
+    return _intervals_of(jobs, options.resamples, options.seed, options.confidence)
+
+
+def apply_intervals(report: dict[str, Any], intervals: Intervals) -> None:
+    """Fill the ``ci`` of accuracy, EER and AUC and the ``bootstrap`` counts of every result."""
+    for metric_id, per_subset in intervals.items():
+        for key, interval in per_subset.items():
+            result = report["results"].get(metric_id, {}).get(key)
+            if result is None or interval is None:
+                continue
+            for name, statistic in (("best_accuracy", "accuracy"), ("eer", "eer"), ("auc", "auc")):
+                if result.get(name) is not None:
+                    result[name]["ci"] = interval[statistic]
+            result["bootstrap"] = {
+                "resamples": interval["resamples"],
+                "single_class_resamples": interval["single_class_resamples"],
+            }
 
 
 # --- charts ----------------------------------------------------------------------------------
@@ -509,7 +590,7 @@ def build_report(data: AnalysisInput, options: ReportOptions | None = None) -> d
     labels = human_labels(data, reference)
     n = len(data.pair_ids)
     groups = subsets(data.origins)
-    resampler = Resampler(options.resamples, options.seed) if options.resamples > 0 else None
+    jobs: list[tuple[str, str, Ranked, int]] = []
     sample = _scatter_sample(labels, options.scatter_points, options.seed)
 
     label_counts = labels.counts()
@@ -534,10 +615,9 @@ def build_report(data: AnalysisInput, options: ReportOptions | None = None) -> d
         failed = data.failed[index]
         per_subset: dict[str, Any] = {}
         for group in groups:
-            result, ranked = _metric_subset(
-                metric, raw, failed, labels, data.edit_distance, group.mask, resampler, options.confidence
-            )
+            result, ranked = _metric_subset(metric, raw, failed, labels, data.edit_distance, group.mask)
             per_subset[group.key] = result
+            jobs.append((str(metric.id), group.key, ranked, result["pairs"]))
             if group.key == ALL and options.charts:
                 best = result["best_accuracy"]
                 charts[str(metric.id)] = _chart(
@@ -567,7 +647,7 @@ def build_report(data: AnalysisInput, options: ReportOptions | None = None) -> d
             }
         )
 
-    return {
+    report = {
         "analysis_version": ANALYSIS_VERSION,
         "reference": reference.value,
         "counts": counts,
@@ -584,5 +664,11 @@ def build_report(data: AnalysisInput, options: ReportOptions | None = None) -> d
             "method": "percentile",
             "threshold": "re-optimised in every resample",
             "unit": "labelled pairs, drawn with replacement",
+            # "computing" when the intervals are left for later (options.intervals False).
+            "state": "off" if options.resamples == 0 else "ready" if options.intervals else "computing",
+            "message": "",
         },
     }
+    if options.intervals and options.resamples > 0:
+        apply_intervals(report, _intervals_of(jobs, options.resamples, options.seed, options.confidence))
+    return report

@@ -29,6 +29,7 @@ class Cell:
     value: float | None = None
     best: bool = False
     note: str = ""
+    digits: int | None = None  # decimals shown; "best" compares values rounded so
 
 
 @dataclass
@@ -66,13 +67,20 @@ def fmt(value: float | None, digits: int = RATE_DIGITS) -> str:
 
 
 def _cell(value: float | None, digits: int = RATE_DIGITS, note: str = "") -> Cell:
-    return Cell(fmt(value, digits), None if value is None else round(value, digits), note=note)
+    # The value keeps full precision (CSV / JSON output); "best" compares the printed digits.
+    return Cell(fmt(value, digits), value, note=note, digits=digits)
 
 
 def _ci(interval: list[float | None] | None, digits: int = RATE_DIGITS, note: str = "") -> Cell:
     if not interval or interval[0] is None or interval[1] is None:
         return Cell(DASH, note=note or "not enough pairs for an interval")
     return Cell(f"{fmt(interval[0], digits)}{EN_DASH}{fmt(interval[1], digits)}", note="95% bootstrap interval")
+
+
+def _shown(cell: Cell) -> float | None:
+    if cell.value is None:
+        return None
+    return round(cell.value, cell.digits) if cell.digits is not None else cell.value
 
 
 def mark_best(rows: list[Row], stat: str, best: Best) -> None:
@@ -83,7 +91,8 @@ def mark_best(rows: list[Row], stat: str, best: Best) -> None:
     if not chosen:
         return
     for column in range(len(chosen[0].cells)):
-        values = [row.cells[column].value for row in chosen if row.cells[column].value is not None]
+        shown = (_shown(row.cells[column]) for row in chosen if row.cells[column].value is not None)
+        values = [value for value in shown if value is not None]
         if len(values) < 2:  # one metric alone is not "the best"
             continue
         if best == "max":
@@ -93,7 +102,7 @@ def mark_best(rows: list[Row], stat: str, best: Best) -> None:
         else:
             target = min(abs(v) for v in values)
         for row in chosen:
-            value = row.cells[column].value
+            value = _shown(row.cells[column])
             if value is not None and (abs(value) if best == "min_abs" else value) == target:
                 row.cells[column].best = True
 
@@ -140,16 +149,27 @@ def _block_table(
     return table
 
 
-def _class_table(report: dict[str, Any], key: str, title: str, caption: str, function: StatFn, best: Best) -> Table:
-    """Rows metrics x columns (subset, yes/no), as the paper's Tables 1 and 3."""
+def _class_table(
+    report: dict[str, Any],
+    key: str,
+    title: str,
+    caption: str,
+    function: StatFn,
+    best: Best,
+    counts: bool = False,
+) -> Table:
+    """Rows metrics x columns (subset, yes/no), as the paper's Tables 1 and 3; with ``counts`` a
+    third column per subset gives the labelled pairs the metric scored (a partly scored metric
+    shows it)."""
     keys, labels = _subset_columns(report)
+    sides = ("yes", "no", "n") if counts else ("yes", "no")
     table = Table(
         key,
         title,
         caption,
         ["Metric"],
-        [name for _ in keys for name in ("yes", "no")],
-        [(label, 2) for label in labels],
+        [name for _ in keys for name in sides],
+        [(label, len(sides)) for label in labels],
     )
     for metric in report["metrics"]:
         cells = []
@@ -157,8 +177,11 @@ def _class_table(report: dict[str, Any], key: str, title: str, caption: str, fun
             result = _result(report, metric, subset)
             for side in ("yes", "no"):
                 cells.append(function({**result, "_side": side}, metric))
+            if counts:
+                note = f"of {result['pairs']} labelled pairs" if result["n"] < result["pairs"] else ""
+                cells.append(Cell(str(result["n"]), float(result["n"]), note=note))
         table.rows.append(Row(_metric_name(metric), "", cells))
-    mark_best(table.rows, "", best)
+    mark_best(table.rows, "", best)  # Table 1 marks nothing; Table 3 has no counts column
     return table
 
 
@@ -197,6 +220,21 @@ def _best_threshold(result: dict[str, Any], metric: dict[str, Any]) -> Cell:
     rule = best["rule"]
     return Cell(
         f"{rule} {fmt(best['threshold'], SCORE_DIGITS)}", best["threshold"], note=f"paraphrase when {rule} this"
+    )
+
+
+def _tied_thresholds(result: dict[str, Any], metric: dict[str, Any]) -> Cell:
+    best = result["best_accuracy"]
+    tied = best.get("tied") if best else None
+    if not tied:
+        return Cell(DASH, note=_why(result, "best_accuracy"))
+    if tied["count"] == 1:
+        return Cell("unique", 1.0)
+    low = DASH if tied["lowest"] is None else fmt(tied["lowest"], SCORE_DIGITS)
+    high = "none" if tied["highest"] is None else fmt(tied["highest"], SCORE_DIGITS)
+    ends = sorted([low, high]) if metric["higher_is_closer"] else [high, low]
+    return Cell(
+        f"{tied['count']}: {ends[0]} … {ends[1]}", float(tied["count"]), note="thresholds with the same accuracy"
     )
 
 
@@ -271,9 +309,11 @@ def metric_tables(report: dict[str, Any]) -> list[Table]:
             "table1",
             "Table 1 — Mean ± standard deviation per class",
             f"Scores in each metric's own units for paraphrases (yes) and non-paraphrases (no) by {reference}; "
-            "↑: higher is closer, ↓: lower is closer. Standard deviation with n - 1.",
+            "↑: higher is closer, ↓: lower is closer. Standard deviation with n - 1; n: labelled pairs the metric "
+            "scored.",
             _mean_std,
             None,
+            counts=True,
         ),
         _block_table(
             report,
@@ -281,11 +321,13 @@ def metric_tables(report: dict[str, Any]) -> list[Table]:
             "Table 2 — Best-threshold classification",
             "The threshold that maximises accuracy (chosen a posteriori on these pairs), with F1, recall and "
             "precision there. The interval is a 95% bootstrap interval with the threshold re-optimised in every "
-            "resample. Best value per column in bold.",
+            "resample. When several thresholds tie for the best accuracy the highest is used (it decides F1, "
+            "recall and precision) and the range of tied thresholds is shown. Best value per column in bold.",
             [
                 ("Max. acc.", _best("accuracy"), "max"),
                 ("Acc. 95% CI", _best_ci, None),
                 ("Threshold", _best_threshold, None),
+                ("Tied thresholds", _tied_thresholds, None),
                 ("F1", _best("f1"), "max"),
                 ("Recall", _best("recall"), "max"),
                 ("Precision", _best("precision"), "max"),
@@ -338,8 +380,8 @@ def metric_tables(report: dict[str, Any]) -> list[Table]:
             report,
             "topk",
             "Top-k ranking summary",
-            "Calling the k best-scored pairs paraphrases, for every k (Figure 1): the best F1 with its recall "
-            "and precision, and the best accuracy (TALN 2024, Table 4). Best per column in bold.",
+            "Calling the k best-scored pairs paraphrases, for every k (Figures 2 and 3 above): the best F1 with its "
+            "recall and precision, and the best accuracy (TALN 2024, Table 4). Best per column in bold.",
             [
                 ("F1 max.", _ranking("f1_max"), "max"),
                 ("Recall @ F1 max.", _ranking("recall_at_f1_max"), None),
@@ -356,12 +398,20 @@ def metric_tables(report: dict[str, Any]) -> list[Table]:
 
 def agreement_table(report: dict[str, Any]) -> Table:
     """The agreement coefficients with their parts."""
+    # Imported here: the table models stay importable without Django (pure-module test).
+    from django.utils.translation import ngettext
+
     agreement = report["agreement"]
     table = Table(
         "agreement",
         "Inter-annotator agreement",
-        f"{agreement['pairs_multi']} pairs have two or more graded judgements "
-        f"(mean {fmt(agreement['judgements_per_pair'], 2)} judgements per judged pair). "
+        ngettext(
+            "%(pairs)d pair has two or more graded judgements ",
+            "%(pairs)d pairs have two or more graded judgements ",
+            agreement["pairs_multi"],
+        )
+        % {"pairs": agreement["pairs_multi"]}
+        + f"(mean {fmt(agreement['judgements_per_pair'], 2)} judgements per judged pair). "
         "Observed and chance agreement are on the binary label; Cohen's kappa compares the earlier and the "
         "later of exactly two judgements.",
         ["Coefficient"],

@@ -5,13 +5,13 @@ from __future__ import annotations
 import django_filters
 from django.db.models import Exists, OuterRef, Q, QuerySet
 
-from annotate.api.filters import CampaignSlugFilter
+from annotate.api.filters import CampaignSlugFilter, IdFilter, StrictChoiceFilter, TextFilter
 from annotate.models import Campaign
 from scoring.models import MetricConfig, Score
 
 
 class MetricConfigFilter(django_filters.FilterSet):
-    metric = django_filters.CharFilter(help_text="Metric name, e.g. parapluie_fs_direct.")
+    metric = TextFilter(help_text="Metric name, e.g. parapluie_fs_direct.")
     campaign = CampaignSlugFilter(method="filter_campaign")
 
     class Meta:
@@ -25,14 +25,14 @@ class MetricConfigFilter(django_filters.FilterSet):
 
 class ScoreFilter(django_filters.FilterSet):
     campaign = CampaignSlugFilter(field_name="pair__campaign")
-    pair = django_filters.NumberFilter(field_name="pair_id", help_text="Pair id.")
-    metric_config = django_filters.CharFilter(
+    pair = IdFilter(field_name="pair_id", help_text="Pair id.")
+    metric_config = TextFilter(
         method="filter_metric_config",
         help_text="Metric configuration: its config_hash or its label "
         "(e.g. parapluie_fs_direct[SmolLM2-135M-Instruct]).",
     )
-    metric = django_filters.CharFilter(field_name="metric_config__metric", help_text="Metric name, e.g. lev.")
-    status = django_filters.ChoiceFilter(choices=Score.Status.choices)
+    metric = TextFilter(field_name="metric_config__metric", help_text="Metric name, e.g. lev.")
+    status = StrictChoiceFilter(choices=Score.Status.choices)
 
     class Meta:
         model = Score

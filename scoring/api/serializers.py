@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from django.conf import settings
 from rest_framework import serializers
 
 from annotate.labels import ENGLISH_LEVEL_ORDER
@@ -68,10 +69,21 @@ class ReportQuerySerializer(serializers.Serializer):
     resamples = serializers.IntegerField(
         required=False,
         min_value=0,
-        max_value=100_000,
-        help_text="Bootstrap resamples of the confidence intervals (default PARAEVAL_BOOTSTRAP_RESAMPLES; 0: none).",
+        # The schema's maximum; the report service checks the setting again at each request.
+        max_value=settings.PARAEVAL_MAX_RESAMPLES,
+        error_messages={"max_value": "At most {max_value} resamples (PARAEVAL_MAX_RESAMPLES)."},
+        help_text=(
+            "Bootstrap resamples of the confidence intervals (default PARAEVAL_BOOTSTRAP_RESAMPLES; 0: none; "
+            "at most PARAEVAL_MAX_RESAMPLES)."
+        ),
     )
     seed = serializers.IntegerField(required=False, min_value=0, help_text="Seed of the bootstrap resamples.")
+    exclude_flagged = serializers.BooleanField(
+        required=False,
+        default=False,
+        help_text="Leave out the volunteers the campaign's quality rule flags (unless staff kept them) and those "
+        "staff excluded (1 / 0).",
+    )
 
     def validate(self, attrs: dict) -> dict:
         start, end = attrs.get("date_from"), attrs.get("date_to")

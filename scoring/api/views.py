@@ -2,7 +2,8 @@
 
 from __future__ import annotations
 
-from typing import Any
+from collections.abc import Callable
+from typing import Any, TypeVar
 
 from django.db.models import F, QuerySet
 from django.shortcuts import get_object_or_404
@@ -14,7 +15,9 @@ from rest_framework.request import Request
 from rest_framework.response import Response
 from rest_framework.views import APIView
 
+from annotate.api.filters import refuse_empty_parameters
 from annotate.models import Campaign
+from scoring.analysis.meta_service import meta_status
 from scoring.analysis.service import FilterError, campaign_report
 from scoring.api.filters import MetricConfigFilter, ScoreFilter
 from scoring.api.serializers import MetricConfigSerializer, ReportQuerySerializer, ScoreSerializer
@@ -28,6 +31,10 @@ from scoring.models import MetricConfig, Score
 class MetricConfigViewSet(viewsets.ReadOnlyModelViewSet):
     """Each metric with one configuration (model, template…); scores never mix configurations."""
 
+    # Any text up to the next "/" reaches the view, so a malformed id or slug is DRF's JSON 404,
+    # not Django's HTML page for an unmatched URL.
+    lookup_value_regex = "[^/]+"
+
     serializer_class = MetricConfigSerializer
     filterset_class = MetricConfigFilter
     queryset = MetricConfig.objects.order_by("metric", "id")
@@ -40,6 +47,10 @@ class MetricConfigViewSet(viewsets.ReadOnlyModelViewSet):
 class ScoreViewSet(viewsets.ReadOnlyModelViewSet):
     """Scores of pairs under metric configurations, failed ones with their error."""
 
+    # Any text up to the next "/" reaches the view, so a malformed id or slug is DRF's JSON 404,
+    # not Django's HTML page for an unmatched URL.
+    lookup_value_regex = "[^/]+"
+
     serializer_class = ScoreSerializer
     filterset_class = ScoreFilter
 
@@ -49,6 +60,36 @@ class ScoreViewSet(viewsets.ReadOnlyModelViewSet):
             .annotate(campaign_slug=F("pair__campaign__slug"))
             .order_by("id")
         )
+
+
+T = TypeVar("T")
+
+
+def _with_report_filters(request: Request, slug: str, analysis: Callable[..., T]) -> T:
+    """Run ``analysis`` (the report or the meta-evaluation) on a campaign with the checked filters.
+
+    A bad filter is a 400 naming it (the analysis says "<name>: <why>").
+    """
+    campaign = get_object_or_404(Campaign, slug=slug)
+    refuse_empty_parameters(request.query_params, ReportQuerySerializer().fields)
+    filters = ReportQuerySerializer(data=request.query_params)
+    filters.is_valid(raise_exception=True)
+    options: dict[str, Any] = filters.validated_data
+    try:
+        return analysis(
+            campaign.id,
+            reference=options["reference"],
+            origin=options.get("origin"),
+            english_level=options.get("english_level"),
+            date_from=options.get("date_from"),
+            date_to=options.get("date_to"),
+            exclude_flagged=options["exclude_flagged"],
+            resamples=options.get("resamples"),
+            seed=options.get("seed"),
+        )
+    except FilterError as error:
+        name, _, message = str(error).partition(": ")
+        raise ValidationError({name if message else "filters": message or str(error)}) from None
 
 
 class CampaignReportView(APIView):
@@ -64,22 +105,31 @@ class CampaignReportView(APIView):
         },
     )
     def get(self, request: Request, slug: str) -> Response:
-        campaign = get_object_or_404(Campaign, slug=slug)
-        filters = ReportQuerySerializer(data=request.query_params)
-        filters.is_valid(raise_exception=True)
-        options: dict[str, Any] = filters.validated_data
-        try:
-            report = campaign_report(
-                campaign.id,
-                reference=options["reference"],
-                origin=options.get("origin"),
-                english_level=options.get("english_level"),
-                date_from=options.get("date_from"),
-                date_to=options.get("date_to"),
-                resamples=options.get("resamples"),
-                seed=options.get("seed"),
-            )
-        except FilterError as error:  # the analysis names the filter: "<name>: <why>"
-            name, _, message = str(error).partition(": ")
-            raise ValidationError({name if message else "filters": message or str(error)}) from None
-        return Response(report)
+        return Response(_with_report_filters(request, slug, campaign_report))
+
+
+class CampaignMetaEvaluationView(APIView):
+    """Which metric to trust: paired tests, clusters, thresholds, ties, systems, ceiling, calibration.
+
+    Computed on the ``cpu`` queue and cached by data version: ``202`` with ``state: computing``
+    until it is ready, then ``200`` with ``state: ready`` and ``meta``.
+    """
+
+    @extend_schema(
+        summary="Meta-evaluation of a campaign's metrics (paired significance tests and more)",
+        parameters=[ReportQuerySerializer],
+        responses={
+            200: OpenApiResponse(OpenApiTypes.OBJECT, description="Ready: ``meta`` holds the result."),
+            202: OpenApiResponse(OpenApiTypes.OBJECT, description="Queued or computing; ask again."),
+            400: OpenApiResponse(description="A filter has a bad value (the body names it)."),
+            404: OpenApiResponse(description="No campaign with this slug."),
+            503: OpenApiResponse(description="The task queue is unreachable."),
+        },
+    )
+    def get(self, request: Request, slug: str) -> Response:
+        status = _with_report_filters(request, slug, meta_status)
+        body: dict[str, Any] = {"state": status.state, "version": status.version, "message": status.message}
+        if status.data is not None:
+            body["meta"] = status.data
+        code = {"ready": 200, "computing": 202}.get(status.state, 503)
+        return Response(body, status=code)

@@ -20,6 +20,7 @@ from pathlib import Path
 from typing import Any
 
 from scoring.metrics.base import MetricUnavailable
+from scoring.metrics.fingerprint import fingerprint
 from scoring.metrics.tokenize import package_version
 
 logger = logging.getLogger(__name__)
@@ -85,7 +86,9 @@ def _directory_ref(spec: str, directory: Path) -> ModelRef:
     # A hub cache snapshot or a generic folder name says nothing: use the name in the config.
     if (_COMMIT.match(name) or name in {"model", "snapshot"}) and config_name:
         name = config_name.rstrip("/").split("/")[-1]
-    identity = {"model_path": str(directory), "model_name": config_name or directory.name}
+    # The files' content, not the path: another revision under the same path is another model,
+    # and the same files under another path (another node) are the same model.
+    identity = {"model_name": config_name or directory.name, "fingerprint": fingerprint(directory)}
     problem = None if config else f"{directory} has no readable config.json: is it a Hugging Face model directory?"
     return ModelRef(spec, name, str(directory), True, identity, problem)
 
@@ -95,7 +98,7 @@ def _hub_ref(spec: str) -> ModelRef:
     identity = {"model": spec, "source": "huggingface-hub"}
     snapshot = _hub_snapshot(spec)
     if snapshot is not None:
-        return ModelRef(spec, name, snapshot, True, identity)
+        return ModelRef(spec, name, snapshot, True, {**identity, "fingerprint": fingerprint(snapshot)})
     return ModelRef(spec, name, spec, False, identity)
 
 

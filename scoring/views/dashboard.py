@@ -4,10 +4,13 @@ Both views are thin: filters are read by a form, the numbers come from
 :func:`scoring.analysis.service.campaign_report`, which recomputes only when the data
 version changed. The JSON view answers ``304 Not Modified`` to a poll whose
 ``If-None-Match`` carries the current version, so an unchanged campaign costs one query.
+The bootstrap intervals are computed on the ``cpu`` queue: the first answer has the point
+estimates, and the ETag changes again when the intervals are in.
 """
 
 from __future__ import annotations
 
+from dataclasses import dataclass
 from typing import Any
 
 from django import forms
@@ -23,7 +26,7 @@ from django.views.decorators.http import require_GET
 from annotate.labels import ENGLISH_LEVEL_ORDER
 from annotate.models import Campaign
 from scoring.analysis import dataset
-from scoring.analysis.service import FilterError, campaign_report, campaign_version
+from scoring.analysis.service import FilterError, campaign_report, report_etag, report_etag_of
 
 # Seconds between two polls of the JSON endpoint by the page.
 REFRESH_SECONDS = 5
@@ -41,9 +44,19 @@ class DashboardFilterForm(forms.Form):
     english_level = forms.ChoiceField(choices=LEVEL_CHOICES, required=False)
     date_from = forms.DateField(required=False)
     date_to = forms.DateField(required=False)
+    # A CharField, not a BooleanField: Django's checkbox reads "0" as checked.
+    exclude_flagged = forms.CharField(required=False, max_length=5)
+
+    def clean_exclude_flagged(self) -> bool:
+        value = (self.cleaned_data.get("exclude_flagged") or "").lower()
+        if value in ("", "0", "false", "off"):
+            return False
+        if value in ("1", "true", "on"):
+            return True
+        raise forms.ValidationError("expected 1 or 0")
 
     def clean(self) -> dict[str, Any]:
-        data = super().clean()
+        data = super().clean() or {}
         start, end = data.get("date_from"), data.get("date_to")
         if start and end and start > end:
             self.add_error("date_to", "must be on or after the start date")
@@ -57,6 +70,7 @@ class DashboardFilterForm(forms.Form):
             "english_level": data.get("english_level") or None,
             "date_from": data.get("date_from"),
             "date_to": data.get("date_to"),
+            "exclude_flagged": bool(data.get("exclude_flagged")),
         }
 
 
@@ -69,12 +83,30 @@ def _campaign(slug: str | None) -> Campaign | None:
     return preferred or campaigns.order_by("-created_at").first()
 
 
-def _export_url(slug: str, level: str) -> str:
+@dataclass(frozen=True)
+class ExportButton:
+    """One export download offered on the dashboard."""
+
+    level: str
+    format: str
+    url: str
+
+    @property
+    def text(self) -> str:
+        return f"{self.level.capitalize()} ({self.format.upper()})"
+
+
+def _export_buttons(slug: str) -> list[ExportButton]:
+    """Pairs and judgements, each as CSV and as JSONL."""
     try:
         base = reverse("exports:campaign-export", args=[slug])
     except NoReverseMatch:  # the export routes are not installed
         base = f"/staff/export/{slug}/"
-    return f"{base}?level={level}&format=csv"
+    return [
+        ExportButton(level, format, f"{base}?level={level}&format={format}")
+        for level in ("pairs", "judgements")
+        for format in ("csv", "jsonl")
+    ]
 
 
 @never_cache
@@ -98,8 +130,7 @@ def dashboard(request: HttpRequest) -> HttpResponse:
     if campaign is not None:
         context.update(
             origins=dataset.origins(campaign),
-            export_pairs=_export_url(campaign.slug, "pairs"),
-            export_judgements=_export_url(campaign.slug, "judgements"),
+            exports=_export_buttons(campaign.slug),
         )
     status = 404 if context["missing_slug"] else 200
     return render(request, "scoring/dashboard.html", context, status=status)
@@ -121,14 +152,13 @@ def dashboard_data(request: HttpRequest) -> HttpResponse:
         return JsonResponse({"error": f"No campaign {form.cleaned_data.get('campaign')!r}."}, status=404)
     arguments = form.report_arguments()
     try:
-        version = campaign_version(campaign.pk, **arguments)
-        etag = f'"{version}"'
+        etag = report_etag(campaign.pk, **arguments)
         if request.headers.get("If-None-Match") == etag:
             response: HttpResponse = HttpResponseNotModified()
         else:
-            report = campaign_report(campaign.pk, **arguments)
+            report = campaign_report(campaign.pk, deferred_intervals=True, **arguments)
             # The report may be newer than the version read above: label it with its own.
-            etag = f'"{report["version"]}"'
+            etag = report_etag_of(report)
             response = JsonResponse(report)
     except FilterError as error:
         return JsonResponse({"error": str(error)}, status=400)

@@ -2,7 +2,8 @@
 
 Creates the superuser ``PARAEVAL_ADMIN_USER`` (default ``admin``) when no superuser exists,
 with ``PARAEVAL_ADMIN_PASSWORD`` or a random password written to ``<data>/admin_password.txt``
-(readable by the owner only). When one exists, reports it and changes nothing.
+(readable by the owner only). When one exists, reports it and changes nothing. The password is
+never printed: terminals are shared, scrolled back and logged; the message says where it is.
 """
 
 from __future__ import annotations
@@ -29,8 +30,11 @@ class Command(BaseCommand):
         username = os.environ.get("PARAEVAL_ADMIN_USER", "admin")
         password = os.environ.get("PARAEVAL_ADMIN_PASSWORD") or secrets.token_urlsafe(12)
         users.objects.create_superuser(username=username, email="", password=password)
-        if "PARAEVAL_ADMIN_PASSWORD" not in os.environ:
+        if "PARAEVAL_ADMIN_PASSWORD" in os.environ:
+            where = "the password you set in PARAEVAL_ADMIN_PASSWORD"
+        else:
             password_file.parent.mkdir(parents=True, exist_ok=True)
             password_file.touch(mode=0o600)
             password_file.write_text(password + "\n", encoding="utf-8")
-        self.stdout.write(self.style.SUCCESS(f"Created staff account: {username} / {password}"))
+            where = f"password in {password_file}"
+        self.stdout.write(self.style.SUCCESS(f"Created staff account: {username} ({where})"))

@@ -10,6 +10,7 @@ from django.core.validators import slug_re
 from django.db import transaction
 
 from annotate.importers import FORMAT_CHOICES, ImportRefused, import_file
+from annotate.importers.formats import ImportOptionError
 from annotate.importers.problems import format_problems
 from annotate.models import Campaign
 
@@ -44,6 +45,19 @@ class Command(BaseCommand):
             help="Longest sentence accepted, in characters (default: PARAEVAL_MAX_SENTENCE_LENGTH).",
         )
         parser.add_argument("--dry-run", action="store_true", help="Check the file and store nothing.")
+        parser.add_argument(
+            "--no-header",
+            action="store_true",
+            help=(
+                "The file has no header line: every line is a pair. With --format paws or mrpc the "
+                "columns are theirs (PAWS: id, sentence1, sentence2, label); with csv or tsv name them with --columns."
+            ),
+        )
+        parser.add_argument(
+            "--columns",
+            default=None,
+            help="Comma-separated column names of a file without a header, e.g. id,source,hypothesis,label,system.",
+        )
 
     def handle(self, *args: Any, **options: Any) -> None:
         slug: str = options["campaign"]
@@ -52,6 +66,9 @@ class Command(BaseCommand):
             raise CommandError("--max-length must be at least 1")
         if options["name"] and not options["create"]:
             raise CommandError("--name is only used with --create")
+        columns = [name.strip() for name in options["columns"].split(",")] if options["columns"] else None
+        if columns and not options["no_header"]:
+            raise CommandError("--columns is only used with --no-header (a file with a header names its columns)")
         source = sys.stdin.buffer if options["file"] == "-" else options["file"]
         try:
             # One transaction: a campaign made by --create disappears again if the file is refused.
@@ -64,12 +81,16 @@ class Command(BaseCommand):
                     max_length=max_length,
                     origin=options["origin"],
                     dry_run=options["dry_run"],
+                    header=not options["no_header"],
+                    columns=columns,
                 )
                 if options["dry_run"]:
                     transaction.set_rollback(True)
+        except ImportOptionError as error:  # e.g. --no-header without a format
+            raise CommandError(str(error)) from None
         except ImportRefused as refused:
-            self.stderr.write(format_problems(refused.problems))
-            count = len(refused.problems)
+            self.stderr.write(format_problems(refused.problems, total=refused.count))
+            count = refused.count
             raise CommandError(
                 f"{options['file']}: refused ({count:,} problem{'s' if count != 1 else ''}); nothing was stored."
             ) from None

@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import datetime
+import re
+from pathlib import Path
 from typing import Any
 
 from django.core.management.base import BaseCommand, CommandError, CommandParser
@@ -36,6 +38,19 @@ class Command(BaseCommand):
             help="Reference labels: the volunteers' majority (default) or the imported gold labels.",
         )
         parser.add_argument("--origin", help="Only the pairs of this corpus / origin.")
+        parser.add_argument("--ids", default="", help="Only these pair ids (comma-separated), e.g. 12,13,40.")
+        parser.add_argument(
+            "--ids-file",
+            type=Path,
+            help="Only the pair ids listed in this file (one per line, or separated by commas or spaces; "
+            "# starts a comment). With --ids: the ids of both.",
+        )
+        parser.add_argument(
+            "--exclude-flagged",
+            action="store_true",
+            help="Leave out the volunteers the campaign's quality rule flags (unless staff kept them) and those "
+            "staff excluded.",
+        )
         parser.add_argument(
             "--english-level", choices=[level.value for level in EnglishLevel], help="Only these volunteers."
         )
@@ -49,9 +64,21 @@ class Command(BaseCommand):
             help=f"Bootstrap resamples for the 95%% intervals (default {default_resamples()}; 0: none).",
         )
         parser.add_argument("--seed", type=int, default=None, help="Seed of the bootstrap (fixed by default).")
+        parser.add_argument(
+            "--metrics",
+            default="",
+            help="Comma-separated metric configuration labels or metric names to keep (default: all).",
+        )
+        parser.add_argument(
+            "--meta",
+            action="store_true",
+            help="Also print the meta-evaluation: paired tests with clusters and the p-value matrix, threshold "
+            "honesty, ties, systems, human ceiling and calibration (computed here, may take seconds).",
+        )
 
     def handle(self, *args: Any, **options: Any) -> None:
         campaign = self._campaign(options["campaign"])
+        pair_ids = self._pair_ids(campaign, options["ids"], options["ids_file"])
         try:
             report = campaign_report(
                 campaign.pk,
@@ -60,15 +87,110 @@ class Command(BaseCommand):
                 english_level=options["english_level"],
                 date_from=options["date_from"],
                 date_to=options["date_to"],
+                exclude_flagged=options["exclude_flagged"],
+                pair_ids=pair_ids,
                 resamples=options["resamples"],
                 seed=options["seed"],
                 use_cache=False,
             )
         except FilterError as error:
             raise CommandError(str(error)) from None
+        if pair_ids is not None and report["counts"]["pairs"] == 0:
+            raise CommandError(f"no pair of campaign {campaign.slug!r} matches --ids/--ids-file and --origin")
         if options["origin"] and report["counts"]["pairs"] == 0:
             raise CommandError(f"campaign {campaign.slug!r} has no pairs with origin {options['origin']!r}")
-        self.stdout.write(render(all_tables(report), options["format"], self._preamble(report)), ending="")
+        wanted = [name.strip() for name in options["metrics"].split(",") if name.strip()]
+        if wanted:
+            report = self._only(report, wanted)
+        tables = all_tables(report)
+        if options["meta"]:
+            tables += self._meta_tables(campaign, report, options, wanted, pair_ids)
+        self.stdout.write(render(tables, options["format"], self._preamble(report)), ending="")
+
+    @staticmethod
+    def _only(report: dict[str, Any], wanted: list[str]) -> dict[str, Any]:
+        known = {name for metric in report["metrics"] for name in (metric["label"], metric["name"])}
+        unknown = [name for name in wanted if name not in known]
+        if unknown:
+            raise CommandError(
+                f"--metrics: no metric configuration {', '.join(map(repr, unknown))} here "
+                f"(known: {', '.join(sorted(known)) or 'none'})"
+            )
+        kept = [metric for metric in report["metrics"] if metric["label"] in wanted or metric["name"] in wanted]
+        return {**report, "metrics": kept}
+
+    @staticmethod
+    def _meta_tables(
+        campaign: Campaign,
+        report: dict[str, Any],
+        options: dict[str, Any],
+        wanted: list[str],
+        pair_ids: list[int] | None,
+    ) -> list:
+        from dataclasses import replace
+
+        from scoring.analysis import dataset
+        from scoring.analysis.meta import MetaOptions, meta_evaluation
+        from scoring.analysis.meta_tables import meta_tables
+
+        filters = dataset.Filters.build(
+            report["reference"],
+            options["origin"],
+            options["english_level"],
+            options["date_from"],
+            options["date_to"],
+            options["exclude_flagged"],
+            pair_ids,
+        )
+        data = dataset.load(campaign, filters)
+        if wanted:
+            keep = [i for i, metric in enumerate(data.metrics) if metric.label in wanted or metric.name in wanted]
+            data = replace(
+                data,
+                metrics=[data.metrics[i] for i in keep],
+                scores=data.scores[keep],
+                failed=data.failed[keep],
+            )
+        resamples = report["bootstrap"]["resamples"] or 1000
+        meta = meta_evaluation(
+            data, MetaOptions(reference=filters.reference, resamples=resamples, seed=report["bootstrap"]["seed"])
+        )
+        return meta_tables(meta)
+
+    @staticmethod
+    def _pair_ids(campaign: Campaign, ids: str, ids_file: Path | None) -> list[int] | None:
+        """The pair ids of --ids and --ids-file (None when neither is given); refuses a bad id,
+        naming it (and its line), and ids that are not pairs of the campaign."""
+        from annotate.models import Pair
+
+        if not ids and ids_file is None:
+            return None
+        wanted: set[int] = set()
+        sources = [("--ids", 0, ids)]
+        if ids_file is not None:
+            try:
+                text = ids_file.read_text(encoding="utf-8")
+            except (OSError, UnicodeDecodeError) as error:
+                raise CommandError(f"--ids-file: cannot read {ids_file}: {error}") from None
+            sources += [
+                (f"--ids-file line {number}", number, line.split("#", 1)[0])
+                for number, line in enumerate(text.splitlines(), start=1)
+            ]
+        for where, _, chunk in sources:
+            for part in re.split(r"[\s,]+", chunk.strip()):
+                if not part:
+                    continue
+                if not part.isdigit():
+                    raise CommandError(f"{where}: not a pair id: {part!r}")
+                wanted.add(int(part))
+        if not wanted:
+            raise CommandError("--ids/--ids-file: no pair id given")
+        found = set(Pair.objects.filter(campaign=campaign, id__in=wanted).values_list("id", flat=True))
+        unknown = sorted(wanted - found)
+        if unknown:
+            shown = ", ".join(map(str, unknown[:10])) + (f" and {len(unknown) - 10} more" if len(unknown) > 10 else "")
+            raise CommandError(f"--ids/--ids-file: not pairs of campaign {campaign.slug!r}: {shown}")
+        return sorted(wanted)
 
     def _campaign(self, key: str) -> Campaign:
         campaign = Campaign.objects.filter(slug=key).first()
@@ -84,7 +206,13 @@ class Command(BaseCommand):
         counts = report["counts"]
         reference = "imported gold labels" if report["reference"] == "gold" else "volunteers' majority labels"
         filters = ", ".join(
-            f"{name}={value}" for name, value in report["filters"].items() if value and name != "reference"
+            f"{len(value)} pair ids"
+            if name == "pair_ids"
+            else "flagged volunteers excluded"
+            if value is True
+            else f"{name}={value}"
+            for name, value in report["filters"].items()
+            if value and name != "reference"
         )
         return (
             f"# {report['campaign']['name']} ({report['campaign']['slug']}): metrics against {reference}\n\n"

@@ -101,6 +101,9 @@ class Command(BaseCommand):
         self.stdout.write("---")
         self.stdout.write(f"tokens: {len(encode(tokens, text))}; shared prefix cached once: {len(prefix)} tokens")
         self.stdout.write(
-            f"answer tokens: {answers.yes!r} = id {answers.yes_id}, {answers.no!r} = id {answers.no_id} "
-            f"(single tokens after the generation prompt; probes: {len(PROBE_PAIRS)} pairs)"
+            f"answer tokens: {answers.yes!r} = id{'s' if len(answers.yes_ids) > 1 else ''} "
+            f"{', '.join(map(str, answers.yes_ids))}, {answers.no!r} = id{'s' if len(answers.no_ids) > 1 else ''} "
+            f"{', '.join(map(str, answers.no_ids))} "
+            f"({'single tokens' if answers.single else 'tokens'} after the generation prompt; "
+            f"probes: {len(PROBE_PAIRS)} pairs)"
         )

@@ -1,0 +1,161 @@
+"""Crowd platforms: participant identifiers in, completion codes out (Prolific first).
+
+A campaign that recruits through a platform takes the platform's participant, study and
+session identifiers from the URL of its link (Prolific appends ``PROLIFIC_PID``, ``STUDY_ID``
+and ``SESSION_ID``; other platforms name their parameters in the campaign). One participant is
+one volunteer: a second start with the same participant id resumes the first. The completion
+code is computed by the server only for a volunteer who has finished, and only if the
+campaign's exclusion rule keeps them (``annotate.quality``); a flagged volunteer gets the
+campaign's screened-out code, or none. No page or script carries a code before that.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from enum import StrEnum
+from urllib.parse import quote
+
+from django.db import IntegrityError, transaction
+from django.utils import timezone
+
+from annotate.labels import EnglishLevel
+from annotate.models import Assignment, Campaign, Volunteer
+
+# Identifiers are short opaque strings; anything else is refused rather than stored.
+MAX_IDENTIFIER_LENGTH = 100
+
+
+class PlatformError(ValueError):
+    """The link lacks the participant identifier, or one identifier is not acceptable."""
+
+
+@dataclass(frozen=True)
+class ParticipantIds:
+    """What the platform put in the URL."""
+
+    participant: str
+    study: str = ""
+    session: str = ""
+
+
+def _clean(name: str, value: str | None) -> str:
+    value = (value or "").strip()
+    if len(value) > MAX_IDENTIFIER_LENGTH:
+        raise PlatformError(f"{name} is longer than {MAX_IDENTIFIER_LENGTH} characters")
+    if any(not character.isprintable() for character in value):
+        raise PlatformError(f"{name} contains characters that are not allowed")
+    return value
+
+
+def participant_ids(campaign: Campaign, params: dict[str, str]) -> ParticipantIds | None:
+    """The identifiers in ``params`` (query string or form), or None for a campaign without platform.
+
+    Raises ``PlatformError`` naming the parameter when the participant id is missing or bad.
+    """
+    if not campaign.platform:
+        return None
+    participant = _clean(campaign.participant_param, params.get(campaign.participant_param))
+    if not participant:
+        raise PlatformError(
+            f"this link needs your participant ID ({campaign.participant_param}): "
+            f"please open the study from {campaign.get_platform_display()}"
+        )
+    return ParticipantIds(
+        participant=participant,
+        study=_clean(campaign.study_param, params.get(campaign.study_param)),
+        session=_clean(campaign.session_param, params.get(campaign.session_param)),
+    )
+
+
+def returning_participant(campaign: Campaign, ids: ParticipantIds | None) -> Volunteer | None:
+    """The volunteer this participant already is, if they started before (they resume)."""
+    if ids is None:
+        return None
+    return (
+        Volunteer.objects.select_related("campaign").filter(campaign=campaign, participant_id=ids.participant).first()
+    )
+
+
+def start_participant(campaign: Campaign, ids: ParticipantIds, *, english_level: str) -> tuple[Volunteer, bool]:
+    """Create the participant's volunteer, or return the one they already are.
+
+    Returns (volunteer, created). The unique constraint (campaign, participant_id) settles two
+    starts at the same moment: the second finds the first.
+    """
+    level = EnglishLevel(english_level)
+    try:
+        with transaction.atomic():
+            volunteer = Volunteer.objects.create(
+                campaign=campaign,
+                english_level=level.value,
+                consented_at=timezone.now(),
+                participant_id=ids.participant,
+                study_id=ids.study,
+                session_id=ids.session,
+            )
+        return volunteer, True
+    except IntegrityError:
+        existing = returning_participant(campaign, ids)
+        if existing is None:
+            raise
+        return existing, False
+
+
+class CodeKind(StrEnum):
+    COMPLETED = "completed"  # the completion code: the participant may be approved
+    SCREENED_OUT = "screened_out"  # the campaign's other code for flagged participants
+    NONE = "none"  # flagged, and the campaign has no other code
+
+
+@dataclass(frozen=True)
+class Completion:
+    """What the end page shows a participant."""
+
+    kind: CodeKind
+    code: str
+    url: str
+
+    @property
+    def has_code(self) -> bool:
+        return bool(self.code)
+
+
+def completion_for(volunteer: Volunteer, *, excluded: bool) -> Completion | None:
+    """The code of a participant who finished; None before the end or without a platform."""
+    campaign = volunteer.campaign
+    if not campaign.platform or volunteer.finished_at is None or volunteer.returned_at is not None:
+        return None
+    if not excluded and campaign.completion_code:
+        kind, code = CodeKind.COMPLETED, campaign.completion_code
+    elif excluded and campaign.screened_out_code:
+        kind, code = CodeKind.SCREENED_OUT, campaign.screened_out_code
+    else:
+        return Completion(CodeKind.NONE, "", "")
+    url = campaign.completion_url.replace("{code}", quote(code, safe="")) if campaign.completion_url else ""
+    return Completion(kind, code, url)
+
+
+def return_study(volunteer: Volunteer) -> int:
+    """The participant gives the study back early: free their reserved pairs at once.
+
+    Returns how many reservations were released. Answers already given stay (they were given
+    in good faith); the volunteer gets no code.
+    """
+    with transaction.atomic():
+        released, _ = Assignment.objects.filter(volunteer=volunteer, answered_at__isnull=True).delete()
+        Volunteer.objects.filter(pk=volunteer.pk, returned_at__isnull=True).update(returned_at=timezone.now())
+    volunteer.refresh_from_db(fields=["returned_at"])
+    return released
+
+
+__all__ = [
+    "CodeKind",
+    "Completion",
+    "ParticipantIds",
+    "PlatformError",
+    "completion_for",
+    "participant_ids",
+    "return_study",
+    "returning_participant",
+    "start_participant",
+]

@@ -1,0 +1,54 @@
+"""Staff pages of a campaign's volunteers: judge quality, overrides, crowd-platform participants.
+
+Thin views over :mod:`annotate.quality` and :mod:`annotate.participants`.
+"""
+
+from __future__ import annotations
+
+from django.contrib.admin.views.decorators import staff_member_required
+from django.http import HttpRequest, HttpResponse, HttpResponseBadRequest, StreamingHttpResponse
+from django.shortcuts import get_object_or_404, redirect, render
+from django.views.decorators.cache import never_cache
+from django.views.decorators.http import require_GET, require_http_methods
+
+from annotate import participants, quality
+from annotate.models import Campaign, Volunteer
+
+OVERRIDES = {"", "include", "exclude"}
+
+
+@never_cache
+@staff_member_required
+@require_http_methods(["GET", "HEAD", "POST"])
+def volunteers(request: HttpRequest, slug: str) -> HttpResponse:
+    """Every volunteer's evidence, the rule's verdict, and a form to override it."""
+    campaign = get_object_or_404(Campaign, slug=slug)
+    if request.method == "POST":
+        override = request.POST.get("override", "")
+        if override not in OVERRIDES:
+            return HttpResponseBadRequest(f"override must be one of include, exclude or empty, not {override!r}")
+        updated = Volunteer.objects.filter(campaign=campaign, pk=request.POST.get("volunteer") or 0).update(
+            exclusion_override=override, exclusion_note=request.POST.get("note", "")[:300]
+        )
+        if not updated:
+            return HttpResponseBadRequest("no such volunteer in this campaign")
+        return redirect("annotate:staff-volunteers", slug=slug)
+    verdicts = quality.campaign_quality(campaign)
+    context = {
+        "campaign": campaign,
+        "verdicts": verdicts,
+        "summary": participants.summary(campaign, verdicts),
+        "rule": quality.Rule.of(campaign),
+    }
+    return render(request, "staff/volunteers.html", context)
+
+
+@never_cache
+@staff_member_required
+@require_GET
+def participants_csv(request: HttpRequest, slug: str) -> StreamingHttpResponse:
+    """The participants with their status, for approving payments on the platform."""
+    campaign = get_object_or_404(Campaign, slug=slug)
+    response = StreamingHttpResponse(participants.csv_lines(campaign), content_type="text/csv; charset=utf-8")
+    response["Content-Disposition"] = f'attachment; filename="{campaign.slug}-participants.csv"'
+    return response

@@ -1,0 +1,221 @@
+// Dashboard meta-evaluation sections: poll /api/campaigns/<slug>/meta-evaluation/ with the page's
+// filters (202 while the cpu queue computes it), then draw the ranked table with significance
+// clusters, the p-value heat map and the other tables. textContent only; no HTML is injected.
+(function () {
+  "use strict";
+  const root = document.getElementById("meta-evaluation");
+  if (!root) return;
+  const url = root.dataset.url;
+  const form = document.getElementById("filters");
+  const status = document.getElementById("meta-status");
+  const select = document.getElementById("meta-statistic");
+  let meta = null;
+  let lastQuery = null;
+  let timer = null;
+  let chart = null;
+
+  function el(tag, className, text) {
+    const node = document.createElement(tag);
+    if (className) node.className = className;
+    if (text !== undefined && text !== null) node.textContent = String(text);
+    return node;
+  }
+  function fmt(value, digits) {
+    if (value === null || value === undefined || Number.isNaN(value)) return "–";
+    return Number(value).toFixed(digits === undefined ? 3 : digits);
+  }
+  function pText(p) {
+    if (p === null || p === undefined) return "–";
+    return p < 0.001 ? "<0.001" : fmt(p, 3);
+  }
+  function query() {
+    const params = new URLSearchParams();
+    if (!form) return params;
+    for (const [name, value] of new FormData(form).entries()) {
+      if (value !== "" && name !== "campaign") params.set(name, value);
+    }
+    return params;
+  }
+  function names() {
+    const out = new Map();
+    for (const m of meta.metrics) out.set(m.id, m.label + " " + m.arrow);
+    return out;
+  }
+  function table(key, headers, rows, caption) {
+    const wrap = el("div", "table-scroll");
+    const t = el("table", "data-table meta-table");
+    t.dataset.table = key;
+    if (caption) wrap.appendChild(el("p", "caption", caption));
+    const head = el("tr");
+    for (const h of headers) head.appendChild(el("th", null, h));
+    const thead = el("thead");
+    thead.appendChild(head);
+    const tbody = el("tbody");
+    for (const row of rows) {
+      const tr = el("tr");
+      row.forEach((cell, index) => {
+        const td = el(index === 0 ? "th" : "td", null, cell);
+        if (index === 0) td.scope = "row";
+        tr.appendChild(td);
+      });
+      tbody.appendChild(tr);
+    }
+    t.append(thead, tbody);
+    wrap.appendChild(t);
+    return wrap;
+  }
+  function interval(i) {
+    return i ? fmt(i.low) + "–" + fmt(i.high) : "–";
+  }
+
+  async function poll() {
+    clearTimeout(timer);
+    const params = query().toString();
+    lastQuery = params;
+    try {
+      const response = await fetch(url + "?" + params, { headers: { Accept: "application/json" }, credentials: "same-origin", cache: "no-store" });
+      const body = await response.json();
+      if (params !== lastQuery) return;
+      if (response.status === 200) {
+        status.textContent = "Paired comparisons ready (" + body.meta.options.resamples + " resamples, seed " + body.meta.options.seed + ", " + body.meta.options.correction + " correction).";
+        root.dataset.state = "ready";
+        if (!meta || meta.version !== body.meta.version) {
+          meta = body.meta;
+          render();
+        }
+        timer = setTimeout(poll, 15000); // the data may change: check again later
+      } else if (response.status === 202) {
+        status.textContent = body.message || "Computing the paired comparisons…";
+        root.dataset.state = "computing";
+        timer = setTimeout(poll, 2000);
+      } else {
+        status.textContent = body.message || body.detail || ("The server answered " + response.status + ".");
+        root.dataset.state = "error";
+        timer = setTimeout(poll, 10000);
+      }
+    } catch (error) {
+      status.textContent = "Cannot reach the server (" + error.message + "); retrying.";
+      timer = setTimeout(poll, 10000);
+    }
+  }
+
+  function render() {
+    const previous = select.value;
+    select.replaceChildren(...meta.rankings.map((r) => { const o = el("option", null, r.label); o.value = r.statistic; return o; }));
+    if (previous) select.value = previous;
+    renderRanking();
+    renderThresholds();
+    renderTies();
+    renderSystems();
+    renderCeiling();
+    renderCalibration();
+  }
+
+  function renderRanking() {
+    const label = names();
+    const ranking = meta.rankings.find((r) => r.statistic === select.value) || meta.rankings[0];
+    const rows = ranking.rows.map((r) => [label.get(r.metric), String(r.rank), fmt(r.value), String(r.n), r.beaten_by.map((id) => label.get(id)).join(", ") || "none"]);
+    document.getElementById("meta-ranking").replaceChildren(
+      rows.length ? table("meta-ranking", ["Metric", "Cluster", ranking.label, "Pairs", "Significantly beaten by"], rows,
+        "Rank cluster = 1 + the number of metrics significantly better (p < " + meta.options.alpha + " after " + meta.options.correction + " correction).") : el("p", "note", "No metric has this statistic on these pairs."));
+    // Heat map: one cell per metric pair, shade by p-value bucket (classes, no inline styles).
+    const ids = meta.metrics.map((m) => m.id);
+    const heat = el("table", "data-table heatmap");
+    heat.dataset.table = "meta-heatmap";
+    const head = el("tr");
+    head.appendChild(el("th", null, ""));
+    for (const id of ids) head.appendChild(el("th", null, label.get(id)));
+    const thead = el("thead");
+    thead.appendChild(head);
+    const tbody = el("tbody");
+    ranking.matrix.forEach((row, i) => {
+      const tr = el("tr");
+      tr.appendChild(el("th", null, label.get(ids[i])));
+      row.forEach((p, j) => {
+        const td = el("td", null, i === j ? "" : pText(p));
+        td.className = i === j ? "heat-self" : p === null ? "heat-none" : p < 0.001 ? "heat-4" : p < 0.01 ? "heat-3" : p < 0.05 ? "heat-2" : "heat-1";
+        tr.appendChild(td);
+      });
+      tbody.appendChild(tr);
+    });
+    heat.append(thead, tbody);
+    const wrap = el("div", "table-scroll");
+    wrap.appendChild(heat);
+    document.getElementById("meta-heatmap").replaceChildren(wrap);
+    const tests = meta.paired.filter((t) => t.statistic === ranking.statistic);
+    const pairRows = tests.map((t) => [label.get(t.metric_a) + " vs " + label.get(t.metric_b), String(t.n), fmt(t.value_a), fmt(t.value_b), fmt(t.difference), interval(t.interval), pText(t.p_permutation), pText(t.p_jackknife !== null ? t.p_jackknife : t.p_bootstrap), pText(t.p_williams), pText(t.p_holm), t.reason || ""]);
+    document.getElementById("meta-paired").replaceChildren(table("meta-paired", ["Metrics (A vs B)", "Pairs", "A", "B", "A − B", "95% CI", "p perm.", "p boot./jack.", "p Williams", "p Holm", "Note"], pairRows));
+  }
+
+  function renderThresholds() {
+    const label = names();
+    const rows = meta.thresholds.map((r) => [label.get(r.metric), String(r.n), fmt(r.best_accuracy), r.tied_count > 1 ? r.tied_count + " tied: " + fmt(r.tied_lowest, 2) + " … " + fmt(r.tied_highest, 2) : (r.tied_count === 1 ? "unique" : "–"), fmt(r.cv_accuracy), fmt(r.cv_f1), fmt(r.natural_accuracy), r.best_threshold_low === null ? "–" : fmt(r.best_threshold_low, 2) + " – " + fmt(r.best_threshold_high, 2)]);
+    document.getElementById("meta-thresholds").replaceChildren(table("meta-thresholds", ["Metric", "Pairs", "Best acc. (fitted)", "Tied best thresholds", meta.options.folds + "-fold CV acc.", "CV F1", "Acc. at natural threshold", "95% interval of best threshold"], rows, meta.notes.join(" ") + " Cross-validation: the threshold is chosen on the other folds and measured on the held-out one."));
+  }
+
+  function renderTies() {
+    const label = names();
+    const rows = meta.ties.map((r) => [label.get(r.metric), String(r.ties.n), fmt(r.ties.tau_b), fmt(r.ties.tau_c), fmt(r.ties.acc23), fmt(r.ties.acc23_calibrated), fmt(r.ties.epsilon, 4), fmt(r.ties.human_tied_share) + (r.ties.sampled ? " (sampled)" : "")]);
+    document.getElementById("meta-ties").replaceChildren(table("meta-ties", ["Metric", "Pairs", "τ_b", "τ_c", "acc23 (ε = 0)", "acc23 calibrated", "ε", "Human-tied share"], rows));
+  }
+
+  function renderSystems() {
+    const label = names();
+    const slot = document.getElementById("meta-systems");
+    if (!meta.systems) {
+      slot.replaceChildren(el("p", "note", meta.systems_note));
+    } else {
+      const s = meta.systems;
+      const rows = s.systems.map((r) => [r.system, String(r.pairs), fmt(r.paraphrase_rate), fmt(r.mean_ordinal, 2), ...r.metric_means.map((v) => fmt(v))]);
+      const spaCi = (r) => (r.spa_interval ? fmt(r.spa_interval[0]) + "–" + fmt(r.spa_interval[1]) : "–");
+      const metricRows = s.metrics.map((r) => [label.get(r.metric), fmt(r.pearson), fmt(r.kendall), fmt(r.spa), spaCi(r), r.reason || ""]);
+      slot.replaceChildren(
+        table("meta-systems", ["System", "Pairs", "Paraphrase rate", "Mean ordinal", ...meta.metrics.map((m) => m.label)], rows),
+        table("meta-system-metrics", ["Metric", "System Pearson", "System Kendall", "SPA", "SPA 95% CI", "Note"], metricRows, "Soft Pairwise Accuracy over " + s.system_pairs + " system pairs (" + (s.paired_by_source ? "paired by source" : "unpaired permutations") + "); its interval: " + s.spa_resamples + " bootstrap resamples of the items within each system."),
+      );
+    }
+    const groups = document.getElementById("meta-groups");
+    if (!meta.groups) {
+      groups.replaceChildren(el("p", "note", "No source sentence has two or more hypotheses."));
+      return;
+    }
+    const rows = meta.group_metrics.map((r) => [label.get(r.metric), String(r.groups), fmt(r.spearman), String(r.r_groups), fmt(r.r_precision)]);
+    groups.replaceChildren(table("meta-groups", ["Metric", "Groups (Spearman)", "Mean Spearman", "Groups (R-Prec.)", "Mean R-Precision"], rows, meta.groups + " sources with two or more hypotheses."));
+  }
+
+  function renderCeiling() {
+    const label = names();
+    const rows = meta.ceiling.filter((r) => r.comparisons > 0).map((r) => [label.get(r.metric), String(r.comparisons), String(r.pairs), fmt(r.judge_agreement), interval(r.judge_interval), fmt(r.metric_agreement), interval(r.metric_interval)]);
+    document.getElementById("meta-ceiling").replaceChildren(rows.length
+      ? table("meta-ceiling", ["Metric", "Comparisons", "Pairs", "One judge vs the others", "95% CI", "Metric vs the same majority", "95% CI"], rows)
+      : el("p", "note", "No pair has two or more judges with a strict majority among the others."));
+  }
+
+  function renderCalibration() {
+    const label = names();
+    const slot = document.getElementById("meta-calibration");
+    if (!meta.calibration.length) {
+      slot.replaceChildren(el("p", "note", "No metric with a log-odds natural threshold (ParaPLUIE) has scored labelled pairs."));
+    } else {
+      const rows = meta.calibration.map((r) => [label.get(r.metric), String(r.calibration.n), fmt(r.calibration.ece), fmt(r.calibration.brier)]);
+      slot.replaceChildren(table("meta-calibration", ["Metric", "Pairs", "ECE", "Brier"], rows));
+    }
+    if (!window.Chart) return;
+    const canvas = document.getElementById("chart-reliability");
+    const datasets = meta.calibration.map((r, index) => ({
+      label: label.get(r.metric),
+      data: r.calibration.bins.filter((b) => b.n > 0).map((b) => ({ x: b.mean_probability, y: b.paraphrase_share })),
+      showLine: true,
+      borderColor: ["#0072B2", "#E69F00", "#009E73", "#D55E00"][index % 4],
+      backgroundColor: ["#0072B2", "#E69F00", "#009E73", "#D55E00"][index % 4],
+    }));
+    datasets.push({ label: "perfect calibration", data: [{ x: 0, y: 0 }, { x: 1, y: 1 }], showLine: true, borderDash: [4, 4], borderColor: "#888", pointRadius: 0 });
+    if (chart) chart.destroy();
+    chart = new Chart(canvas, { type: "scatter", data: { datasets }, options: { scales: { x: { min: 0, max: 1, title: { display: true, text: "mean p(paraphrase)" } }, y: { min: 0, max: 1, title: { display: true, text: "share of paraphrases" } } } } });
+  }
+
+  select.addEventListener("change", () => { if (meta) renderRanking(); });
+  if (form) form.addEventListener("submit", () => { meta = null; status.textContent = "Computing the paired comparisons…"; setTimeout(poll, 0); });
+  window.paraevalMeta = { data: () => meta, refresh: poll };
+  poll();
+})();

@@ -1,0 +1,82 @@
+"""The site's own pages: the home page, the staff hub and the exports page.
+
+Thin: the campaigns and links come from :mod:`paraeval.hub`.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from django.contrib.admin.views.decorators import staff_member_required
+from django.contrib.auth.views import redirect_to_login
+from django.http import HttpRequest, HttpResponse
+from django.shortcuts import render
+from django.urls import reverse
+from django.views.decorators.cache import never_cache
+from django.views.decorators.http import require_GET
+from drf_spectacular.views import SpectacularRedocView, SpectacularSwaggerSplitView
+from rest_framework.exceptions import NotAuthenticated
+
+from paraeval import hub
+
+
+def _is_staff(request: HttpRequest) -> bool:
+    user = request.user
+    return bool(user.is_authenticated and user.is_active and user.is_staff)
+
+
+def _staff_hub(request: HttpRequest) -> HttpResponse:
+    context = {"campaigns": hub.campaign_entries(), "pages": hub.staff_pages()}
+    return render(request, "staff/home.html", context)
+
+
+@never_cache
+@require_GET
+def home(request: HttpRequest) -> HttpResponse:
+    """``/``: the staff hub for staff; for anyone else a short neutral page (and the public campaign)."""
+    if _is_staff(request):
+        return _staff_hub(request)
+    return render(request, "site/home.html", {"campaign": hub.public_campaign()})
+
+
+@never_cache
+@staff_member_required
+@require_GET
+def staff_home(request: HttpRequest) -> HttpResponse:
+    """``/staff/``: campaigns with their volunteer links, and every staff page."""
+    return _staff_hub(request)
+
+
+@never_cache
+@staff_member_required
+@require_GET
+def exports(request: HttpRequest) -> HttpResponse:
+    """``/staff/export/``: every campaign's downloads (pairs and judgements, CSV and JSONL)."""
+    return render(request, "staff/exports.html", {"campaigns": hub.campaign_entries()})
+
+
+class LoginRedirectMixin:
+    """For the API's HTML docs pages: a browser with no credentials goes to the login page.
+
+    DRF answers a bare ``401`` text to a visitor who is not logged in; a person who opened
+    ``/api/docs/`` wants the admin login with ``?next=`` back to the page. Callers that sent an
+    ``Authorization`` header (scripts, wrong tokens) keep DRF's ``401`` and its message.
+    """
+
+    def handle_exception(self, exc: Exception) -> Any:
+        request = self.request  # type: ignore[attr-defined]
+        if isinstance(exc, NotAuthenticated) and "HTTP_AUTHORIZATION" not in request.META:
+            return redirect_to_login(request.get_full_path(), reverse("admin:login"))
+        return super().handle_exception(exc)  # type: ignore[misc]
+
+
+class SwaggerDocsView(LoginRedirectMixin, SpectacularSwaggerSplitView):
+    """Swagger UI with its start-up script served as a file (no inline script), staff only."""
+
+    template_name = "staff/swagger_ui.html"
+
+
+class RedocDocsView(LoginRedirectMixin, SpectacularRedocView):
+    """ReDoc, staff only; a visitor who is not logged in goes to the login page."""
+
+    template_name = "staff/redoc.html"

@@ -1,0 +1,377 @@
+"""Meta-evaluation: which metric should a researcher trust? (WMT metrics task practice)
+
+:func:`meta_evaluation` takes the same :class:`~scoring.analysis.report.AnalysisInput` as the
+report and returns a typed :class:`MetaEvaluation`: paired tests of every two metrics with a
+ranked table and significance clusters (:mod:`.paired`), threshold honesty
+(:mod:`.thresholds`), ties (:mod:`.ties`), systems and groups of hypotheses (:mod:`.systems`),
+the human ceiling (:mod:`.ceiling`) and the calibration of natural-threshold metrics
+(:mod:`.calibration`). ``as_dict`` gives the JSON the API and the dashboard read.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import math
+from dataclasses import dataclass, field
+from enum import Enum, StrEnum
+from typing import Any
+
+import numpy as np
+
+from scoring.analysis.binary import best_accuracy, rank
+from scoring.analysis.calibration import Calibration, calibration
+from scoring.analysis.ceiling import CeilingRow, human_ceiling
+from scoring.analysis.labels import BINARY_OF_CODE, Reference
+from scoring.analysis.paired import (
+    DEFAULT_RESAMPLES,
+    DEFAULT_SEED,
+    PairedInput,
+    PairedOptions,
+    PairedTest,
+    Statistic,
+    compare,
+)
+from scoring.analysis.report import AnalysisInput, MetricInfo, human_labels
+from scoring.analysis.systems import SPA_BOOTSTRAP, GroupMetric, SystemView, source_groups, system_view
+from scoring.analysis.thresholds import (
+    DEFAULT_FOLDS,
+    TIE_RULE,
+    best_threshold_interval,
+    cross_validated,
+    natural_accuracy,
+    tied_best,
+)
+from scoring.analysis.ties import TieStatistics, tie_statistics
+
+# Bump when a change here changes a number of the meta-evaluation (part of its cache key).
+META_VERSION = "2"
+ALPHA = 0.05
+
+
+class Correction(StrEnum):
+    HOLM = "holm"
+    NONE = "none"
+
+
+@dataclass(frozen=True)
+class MetaOptions:
+    reference: Reference = Reference.VOLUNTEERS
+    resamples: int = DEFAULT_RESAMPLES
+    seed: int = DEFAULT_SEED
+    confidence: float = 0.95
+    folds: int = DEFAULT_FOLDS
+    correction: Correction = Correction.HOLM
+    alpha: float = ALPHA
+
+
+@dataclass(frozen=True)
+class MetaMetric:
+    id: int
+    label: str
+    arrow: str
+    natural_threshold: float | None
+
+
+@dataclass(frozen=True)
+class RankRow:
+    metric: int
+    value: float | None
+    n: int
+    rank: int  # 1 + the number of metrics significantly better
+    beaten_by: list[int]  # metrics significantly better
+
+
+@dataclass(frozen=True)
+class Ranking:
+    statistic: Statistic
+    label: str
+    rows: list[RankRow]
+    matrix: list[list[float | None]]  # p-values (corrected when a correction is chosen), rows/cols = metric order
+
+
+@dataclass(frozen=True)
+class ThresholdRow:
+    metric: int
+    n: int
+    best_accuracy: float | None  # a posteriori (Table 2)
+    tied_count: int  # thresholds reaching that accuracy
+    tied_highest: float | None  # own units
+    tied_lowest: float | None
+    cv_accuracy: float | None
+    cv_f1: float | None
+    natural_accuracy: float | None
+    best_threshold_low: float | None  # bootstrap interval of the best threshold, own units
+    best_threshold_high: float | None
+
+
+@dataclass(frozen=True)
+class TieRow:
+    metric: int
+    ties: TieStatistics
+
+
+@dataclass(frozen=True)
+class CalibrationRow:
+    metric: int
+    calibration: Calibration
+
+
+@dataclass(frozen=True)
+class MetaEvaluation:
+    reference: Reference
+    options: MetaOptions
+    metrics: list[MetaMetric]
+    paired: list[PairedTest]
+    rankings: list[Ranking]
+    thresholds: list[ThresholdRow]
+    ties: list[TieRow]
+    systems: SystemView | None
+    systems_note: str
+    groups: int
+    group_metrics: list[GroupMetric]
+    ceiling: list[CeilingRow]
+    calibration: list[CalibrationRow]
+    notes: list[str] = field(default_factory=list)
+
+    def as_dict(self) -> dict[str, Any]:
+        """JSON-ready: enums as their values, non-finite numbers as None, full precision."""
+        return _plain(dataclasses.asdict(self))
+
+
+def _plain(value: Any) -> Any:
+    if isinstance(value, dict):
+        return {key: _plain(item) for key, item in value.items()}
+    if isinstance(value, (list, tuple)):
+        return [_plain(item) for item in value]
+    if isinstance(value, Enum):
+        return value.value
+    if isinstance(value, (float, np.floating)):
+        number = float(value)
+        return number if math.isfinite(number) else None
+    if isinstance(value, np.integer):
+        return int(value)
+    return value
+
+
+def _own(threshold: float | None, metric: MetricInfo) -> float | None:
+    if threshold is None or not math.isfinite(threshold):
+        return None
+    return threshold if metric.higher_is_closer else -threshold
+
+
+def meta_evaluation(data: AnalysisInput, options: MetaOptions | None = None) -> MetaEvaluation:
+    """Every meta-evaluation analysis of one campaign (after filters)."""
+    options = options or MetaOptions()
+    labels = human_labels(data, options.reference)
+    n = len(data.pair_ids)
+    m = len(data.metrics)
+    oriented = np.array(
+        [data.scores[i] if metric.higher_is_closer else -data.scores[i] for i, metric in enumerate(data.metrics)]
+    ).reshape(m, n)
+    labelled = labels.binary >= 0
+    truth = labels.binary == 1
+    natural_correct = np.full((m, n), np.nan)
+    cv_correct = np.full((m, n), np.nan)
+    predictions = np.full((m, n), np.nan)
+    thresholds: list[ThresholdRow] = []
+    calibrations: list[CalibrationRow] = []
+    for i, metric in enumerate(data.metrics):
+        valid = labelled & np.isfinite(oriented[i])
+        scores, classes = oriented[i][valid], truth[valid]
+        ranked = rank(scores, classes)
+        best = best_accuracy(ranked)
+        tied = tied_best(ranked)
+        cv = cross_validated(scores, classes, options.folds, options.seed)
+        if cv is not None:
+            cv_correct[i, np.flatnonzero(valid)] = cv.correct
+        natural = None
+        interval = None
+        decided_threshold: float | None = None
+        if metric.natural_threshold is not None:
+            oriented_natural = metric.natural_threshold if metric.higher_is_closer else -metric.natural_threshold
+            decided_threshold = oriented_natural
+            if len(scores):
+                natural = natural_accuracy(scores, classes, oriented_natural)
+                natural_correct[i, np.flatnonzero(valid)] = (scores >= oriented_natural) == classes
+                interval = best_threshold_interval(
+                    scores, classes, min(options.resamples, 1000), options.seed, options.confidence
+                )
+                # A log-odds score read as a probability (ParaPLUIE).
+                if metric.natural_threshold == 0 and metric.higher_is_closer:
+                    result = calibration(data.scores[i][valid], classes)
+                    if result is not None:
+                        calibrations.append(CalibrationRow(metric.id, result))
+        elif cv is not None:
+            usable = [t for t in cv.thresholds if t is not None]
+            decided_threshold = float(np.median(usable)) if usable else math.inf
+        if decided_threshold is not None:
+            finite = np.isfinite(oriented[i])
+            predictions[i, finite] = (oriented[i][finite] >= decided_threshold).astype(np.float64)
+        low, high = (None, None)
+        if interval is not None:
+            ends = sorted(
+                value for value in (_own(interval[0], metric), _own(interval[1], metric)) if value is not None
+            )
+            low, high = (ends[0], ends[-1]) if ends else (None, None)
+        thresholds.append(
+            ThresholdRow(
+                metric=metric.id,
+                n=ranked.n,
+                best_accuracy=None if best is None else best.confusion.accuracy,
+                tied_count=0 if tied is None else tied.count,
+                tied_highest=None if tied is None else _own(tied.highest, metric),
+                tied_lowest=None if tied is None else _own(tied.lowest, metric),
+                cv_accuracy=None if cv is None else cv.accuracy,
+                cv_f1=None if cv is None else cv.f1,
+                natural_accuracy=natural,
+                best_threshold_low=low,
+                best_threshold_high=high,
+            )
+        )
+
+    paired = compare(
+        PairedInput(
+            metric_ids=[metric.id for metric in data.metrics],
+            scores=oriented,
+            binary=labels.binary,
+            graded=labels.graded,
+            natural_correct=natural_correct,
+            cv_correct=cv_correct,
+        ),
+        PairedOptions(resamples=options.resamples, seed=options.seed, confidence=options.confidence),
+    )
+    rankings = _rankings(
+        data.metrics, paired, oriented, labels.binary, labels.graded, natural_correct, cv_correct, options
+    )
+    ties = [
+        TieRow(metric.id, tie_statistics(oriented[i], labels.graded, options.seed))
+        for i, metric in enumerate(data.metrics)
+    ]
+
+    systems = None
+    systems_note = "No pair names the system that produced its hypothesis (importer column `system`)."
+    if data.systems is not None:
+        systems = system_view(
+            data.systems,
+            data.sources,
+            labels.binary,
+            labels.graded,
+            [metric.id for metric in data.metrics],
+            oriented,
+            data.scores,
+            min(options.resamples, 1000),
+            options.seed,
+            spa_resamples=min(options.resamples, SPA_BOOTSTRAP),
+            confidence=options.confidence,
+        )
+        named = {name for name in data.systems if name}
+        if systems is not None:
+            systems_note = ""
+        elif len(named) == 1:
+            systems_note = "Only one system is named: a system-level view needs two or more."
+    groups = 0
+    group_metrics: list[GroupMetric] = []
+    if data.sources is not None:
+        groups, group_metrics = source_groups(
+            data.sources, labels.binary, labels.graded, [metric.id for metric in data.metrics], oriented
+        )
+    judgement_binary = BINARY_OF_CODE[data.judgements.code] if len(data.judgements) else np.zeros(0, dtype=np.int8)
+    ceiling = human_ceiling(
+        data.judgements.pair_index,
+        judgement_binary,
+        n,
+        [metric.id for metric in data.metrics],
+        predictions,
+        min(options.resamples, 1000),
+        options.seed,
+        options.confidence,
+    )
+    return MetaEvaluation(
+        reference=options.reference,
+        options=options,
+        metrics=[
+            MetaMetric(metric.id, metric.label, metric.arrow, metric.natural_threshold) for metric in data.metrics
+        ],
+        paired=paired,
+        rankings=rankings,
+        thresholds=thresholds,
+        ties=ties,
+        systems=systems,
+        systems_note=systems_note,
+        groups=groups,
+        group_metrics=group_metrics,
+        ceiling=ceiling,
+        calibration=calibrations,
+        notes=[f"Among thresholds tied for the best accuracy the {TIE_RULE} is used (its F1, recall, precision)."],
+    )
+
+
+def _own_value(
+    statistic: Statistic,
+    row: int,
+    oriented: np.ndarray,
+    binary: np.ndarray,
+    graded: np.ndarray,
+    natural_correct: np.ndarray,
+    cv_correct: np.ndarray,
+) -> tuple[float | None, int]:
+    """A metric's statistic on its own scored pairs (the ranked table's value)."""
+    from scipy import stats
+
+    from scoring.analysis.binary import roc_auc
+
+    scores = oriented[row]
+    if statistic is Statistic.AUC:
+        valid = np.isfinite(scores) & (binary >= 0)
+        return roc_auc(rank(scores[valid], binary[valid] == 1)), int(np.count_nonzero(valid))
+    if statistic in (Statistic.ACCURACY_NATURAL, Statistic.ACCURACY_CV):
+        values = (natural_correct if statistic is Statistic.ACCURACY_NATURAL else cv_correct)[row]
+        valid = np.isfinite(values)
+        return (float(values[valid].mean()) if np.any(valid) else None), int(np.count_nonzero(valid))
+    valid = np.isfinite(scores) & np.isfinite(graded)
+    x, y = scores[valid], graded[valid]
+    if len(x) < 3 or np.ptp(x) == 0 or np.ptp(y) == 0:
+        return None, len(x)
+    if statistic is Statistic.PEARSON:
+        return float(stats.pearsonr(x, y).statistic), len(x)
+    if statistic is Statistic.SPEARMAN:
+        return float(stats.spearmanr(x, y).statistic), len(x)
+    return float(stats.kendalltau(x, y, variant="b").statistic), len(x)
+
+
+def _rankings(
+    metrics: list[MetricInfo],
+    paired: list[PairedTest],
+    oriented: np.ndarray,
+    binary: np.ndarray,
+    graded: np.ndarray,
+    natural_correct: np.ndarray,
+    cv_correct: np.ndarray,
+    options: MetaOptions,
+) -> list[Ranking]:
+    """Per statistic: metrics by value with their significance cluster (WMT's presentation)."""
+    ids = [metric.id for metric in metrics]
+    position = {metric_id: index for index, metric_id in enumerate(ids)}
+    out = []
+    for statistic in Statistic:
+        tests = [test for test in paired if test.statistic is statistic]
+        matrix: list[list[float | None]] = [[None] * len(ids) for _ in ids]
+        better: dict[int, list[int]] = {metric_id: [] for metric_id in ids}
+        for test in tests:
+            p = test.p_holm if options.correction is Correction.HOLM else test.p_value
+            a, b = position[test.metric_a], position[test.metric_b]
+            matrix[a][b] = matrix[b][a] = p
+            if p is not None and p < options.alpha and test.difference is not None and test.difference != 0:
+                winner, loser = (
+                    (test.metric_a, test.metric_b) if test.difference > 0 else (test.metric_b, test.metric_a)
+                )
+                better[loser].append(winner)
+        rows = []
+        for index, metric_id in enumerate(ids):
+            value, n = _own_value(statistic, index, oriented, binary, graded, natural_correct, cv_correct)
+            if value is None:
+                continue
+            rows.append(RankRow(metric_id, value, n, 1 + len(better[metric_id]), sorted(better[metric_id])))
+        rows.sort(key=lambda row: (row.rank, -(row.value or 0.0)))
+        out.append(Ranking(statistic, statistic.label, rows, matrix))
+    return out

@@ -1,0 +1,142 @@
+"""The judge models of ParaPLUIE: several causal LMs side by side, each with its own queue.
+
+``PARAPLUIE_MODELS`` lists them, each with a short name, where it is, and how it runs::
+
+    PARAPLUIE_MODELS="smollm2[model=embedded];
+        mistral[model=/models/Mistral-7B-Instruct-v0.2,device=cuda,dtype=bfloat16,batch_size=64]"
+
+or the same as JSON (``[{"name": "mistral", "model": "/models/...", "device": "cuda", ...}]``).
+Unset, the list is one model built from the single-model settings (``PARAPLUIE_MODEL``,
+``PARAPLUIE_DEVICE``, ``PARAPLUIE_DTYPE``, ``PARAPLUIE_BATCH_SIZE``): the embedded SmolLM2 by
+default. Models are never downloaded: a model is ``embedded`` or a local folder (or a hub id
+already in the local cache, see :mod:`scoring.metrics.lm`).
+
+Each model's ParaPLUIE tasks go to the queue ``llm.<name>`` (:func:`queue_for`), so a GPU
+worker started with ``-Q llm.<name>`` loads that model only. Standard library only: the
+settings module parses the variable with :func:`parse_models`.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+
+from scoring.metrics.specs import Spec, SpecError, parse, split_list, to_int
+
+DTYPES = ("float32", "float16", "bfloat16")
+QUEUE_PREFIX = "llm."
+_SAFE = re.compile(r"[^a-z0-9_-]+")
+_OPTIONS = ("model", "device", "dtype", "batch_size")
+
+
+@dataclass(frozen=True)
+class JudgeModel:
+    """One configured judge model: its name (and queue), where it is, and how it runs."""
+
+    name: str
+    model: str = "embedded"
+    device: str = "cpu"
+    dtype: str = "float32"
+    batch_size: int = 8
+
+    @property
+    def queue(self) -> str:
+        return queue_for(self.name)
+
+
+def safe_name(text: str) -> str:
+    """A queue-safe model name: lowercase letters, digits, ``_`` and ``-`` (at most 40)."""
+    name = _SAFE.sub("-", text.strip().lower()).strip("-")[:40]
+    if not name:
+        raise SpecError(f"{text!r} gives an empty model name")
+    return name
+
+
+def queue_for(name: str) -> str:
+    """The Celery queue of the model ``name`` (``llm.mistral``)."""
+    return QUEUE_PREFIX + safe_name(name)
+
+
+def default_name(model: str) -> str:
+    """The name a model gets when none is given: ``smollm2`` for the embedded one, else its folder's."""
+    if model.strip() == "embedded":
+        return "smollm2"
+    return safe_name(Path(model.rstrip("/")).name or model)
+
+
+def _judge(name: str, fields: Mapping[str, object], where: str) -> JudgeModel:
+    unknown = sorted(set(fields) - set(_OPTIONS))
+    if unknown:
+        raise SpecError(f"{where}: unknown option(s) {', '.join(unknown)}; use {', '.join(_OPTIONS)}")
+    model = str(fields.get("model") or "").strip()
+    if not model:
+        raise SpecError(f"{where}: model= is missing (embedded, or a local folder)")
+    dtype = str(fields.get("dtype", "float32"))
+    if dtype not in DTYPES:
+        raise SpecError(f"{where}: dtype must be one of {', '.join(DTYPES)}, got {dtype!r}")
+    device = str(fields.get("device", "cpu"))
+    batch = fields.get("batch_size", 8 if device == "cpu" else 16)
+    batch_size = to_int(where, "batch_size", str(batch))
+    return JudgeModel(safe_name(name) if name else default_name(model), model, device, dtype, batch_size)
+
+
+def parse_models(text: str) -> list[JudgeModel]:
+    """Parse ``PARAPLUIE_MODELS`` (compact or JSON); names must be distinct."""
+    stripped = text.strip()
+    judges: list[JudgeModel] = []
+    if stripped.startswith(("[", "{")):  # a compact entry starts with its name
+        try:
+            data = json.loads(stripped)
+        except ValueError as error:
+            raise SpecError(f"not valid JSON: {error}") from None
+        items = data if isinstance(data, list) else [data]
+        for index, item in enumerate(items):
+            if not isinstance(item, dict):
+                raise SpecError(f"entry {index}: expected an object with name and model")
+            fields = {key: value for key, value in item.items() if key != "name"}
+            judges.append(_judge(str(item.get("name") or ""), fields, f"entry {index}"))
+    else:
+        for item in split_list(stripped):
+            spec: Spec = parse(item)
+            judges.append(_judge(spec.name, dict(spec.options), str(spec)))
+    names = [judge.name for judge in judges]
+    twice = sorted({name for name in names if names.count(name) > 1})
+    if twice:
+        raise SpecError(f"model name(s) given twice: {', '.join(twice)}")
+    return judges
+
+
+def configured_models() -> list[JudgeModel]:
+    """The judge models of the settings, in their order (the first is the default)."""
+    from django.conf import settings
+
+    configured: Sequence[object] = settings.PARAPLUIE_MODELS
+    judges = []
+    for item in configured:
+        if isinstance(item, JudgeModel):
+            judges.append(item)
+        elif isinstance(item, Mapping):  # tests may override the setting with plain dicts
+            judges.append(_judge(str(item.get("name") or ""), {k: v for k, v in item.items() if k != "name"}, "entry"))
+        else:
+            judges.extend(parse_models(str(item)))
+    return judges
+
+
+def find_model(name_or_location: str) -> JudgeModel:
+    """The configured model of that name; a location (``embedded``, a folder) not configured gets
+    a model of its own with the default device settings."""
+    judges = configured_models()
+    for judge in judges:
+        if judge.name == name_or_location:
+            return judge
+    for judge in judges:
+        if judge.model == name_or_location:
+            return judge
+    if name_or_location == "embedded" or "/" in name_or_location or Path(name_or_location).exists():
+        base = judges[0] if judges else JudgeModel("smollm2")
+        return JudgeModel(default_name(name_or_location), name_or_location, base.device, base.dtype, base.batch_size)
+    known = ", ".join(judge.name for judge in judges)
+    raise SpecError(f"unknown judge model {name_or_location!r}; configured models (PARAPLUIE_MODELS): {known}")

@@ -1,0 +1,154 @@
+"""The test command itself: it finds PostgreSQL, says what it skipped, and names no machine's path."""
+
+from __future__ import annotations
+
+import os
+import stat
+import subprocess
+import sys
+from pathlib import Path
+
+import psycopg
+import pytest
+
+from tests.corpora import BESIDE_CHECKOUT, shared_data_dir
+from tests.workers_support import closed_port
+
+ROOT = Path(__file__).resolve().parent.parent
+DEFAULT_DATABASE_URL = "postgres://postgres@127.0.0.1:5432/test"
+# Not the project's files: the virtual environment, git, generated data and artifacts.
+IGNORED_FOLDERS = {
+    ".venv",
+    ".git",
+    ".pytest_cache",
+    ".ruff_cache",
+    "data",
+    "node_modules",
+    "test-artifacts",
+    "staticfiles",
+}
+
+
+def postgres_answers() -> bool:
+    try:
+        psycopg.connect("postgres://postgres@127.0.0.1:5432/postgres", connect_timeout=3).close()
+    except psycopg.Error:
+        return False
+    return True
+
+
+def fake_venv(folder: Path) -> Path:
+    """A virtual environment whose python is the real one and whose ruff, mypy and pytest only record
+    what they were given, so scripts/test.sh runs for real up to the point where pytest starts."""
+    bin_dir = folder / "bin"
+    bin_dir.mkdir(parents=True)
+    scripts = {
+        "python": f'#!/bin/sh\nexec "{sys.executable}" "$@"\n',
+        "pip": "#!/bin/sh\nexit 0\n",
+        "ruff": "#!/bin/sh\nexit 0\n",
+        "mypy": f'#!/bin/sh\necho mypy >> "{folder}/mypy-ran"\n',
+        "pytest": (
+            f'#!/bin/sh\necho "DATABASE_URL=${{DATABASE_URL:-}}" > "{folder}/pytest-env"\n'
+            f'echo "$@" >> "{folder}/pytest-env"\n'
+        ),
+    }
+    for name, text in scripts.items():
+        path = bin_dir / name
+        path.write_text(text, encoding="utf-8")
+        path.chmod(path.stat().st_mode | stat.S_IXUSR)
+    # setup.sh skips its pip install when the stamp of the requirements is there.
+    digest = subprocess.run(
+        ["bash", "-c", "cat requirements*.txt | sha256sum | cut -c1-16"],
+        cwd=ROOT,
+        capture_output=True,
+        text=True,
+        check=True,
+    ).stdout.strip()
+    (folder / f".paraeval-{digest}-1").touch()
+    return folder
+
+
+def run_test_script(venv: Path, **env: str) -> tuple[str, str]:
+    environ = {key: value for key, value in os.environ.items() if key != "DATABASE_URL"}
+    environ.update(PARAEVAL_VENV=str(venv), NLTK_DATA=str(ROOT / "data" / "nltk_data"), **env)
+    done = subprocess.run(
+        ["scripts/test.sh", "tests/test_x.py", "-q"],
+        cwd=ROOT,
+        env=environ,
+        capture_output=True,
+        text=True,
+        timeout=300,
+        check=True,
+    )
+    return done.stdout, (venv / "pytest-env").read_text(encoding="utf-8")
+
+
+def test_the_test_command_uses_postgresql_at_the_default_address_when_it_answers(tmp_path: Path) -> None:
+    if not postgres_answers():
+        pytest.skip(f"needs PostgreSQL at {DEFAULT_DATABASE_URL}")
+    stdout, seen = run_test_script(fake_venv(tmp_path / "venv"))
+    assert f"[test] database: {DEFAULT_DATABASE_URL}\n" in stdout
+    assert seen == f"DATABASE_URL={DEFAULT_DATABASE_URL}\ntests/test_x.py -q\n"
+
+
+def test_the_test_command_keeps_a_database_url_it_is_given(tmp_path: Path) -> None:
+    given = "postgres://postgres@127.0.0.1:5432/elsewhere"
+    stdout, seen = run_test_script(fake_venv(tmp_path / "venv"), DATABASE_URL=given)
+    assert f"[test] database: {given}\n" in stdout
+    assert seen.splitlines()[0] == f"DATABASE_URL={given}"
+    # The type check runs before pytest (issue 11, point 13).
+    assert (tmp_path / "venv" / "mypy-ran").read_text(encoding="utf-8") == "mypy\n"
+
+
+def test_a_run_without_postgresql_ends_with_its_skipped_tests_grouped_by_reason() -> None:
+    environ = {key: value for key, value in os.environ.items() if key != "DATABASE_URL"}
+    done = subprocess.run(
+        [sys.executable, "-m", "pytest", "tests/test_campaign_concurrency.py", "-q", "-p", "no:cacheprovider"],
+        cwd=ROOT,
+        env=environ,
+        capture_output=True,
+        text=True,
+        timeout=300,
+    )
+    assert done.returncode == 0, done.stdout + done.stderr
+    lines = done.stdout.splitlines()
+    header = next(index for index, line in enumerate(lines) if "skipped tests, by reason" in line)
+    count = int(lines[header].strip("= ").split()[0])
+    assert count >= 2
+    assert lines[header + 1] == (
+        f"{count} skipped: needs PostgreSQL: run with DATABASE_URL=postgres://postgres@127.0.0.1:5432/test"
+    )
+    listed = lines[header + 2 : header + 2 + count]
+    assert all(line.startswith("    tests/test_campaign_concurrency.py::test_") for line in listed)
+
+
+def test_redis_tests_skip_with_the_reason_when_no_server_answers(
+    monkeypatch: pytest.MonkeyPatch, request: pytest.FixtureRequest
+) -> None:
+    url = f"redis://127.0.0.1:{closed_port()}/0"
+    monkeypatch.setenv("REDIS_URL_TESTS", url)
+    with pytest.raises(pytest.skip.Exception, match=f"^needs a Redis server at {url} \\(set REDIS_URL_TESTS"):
+        request.getfixturevalue("redis_url")
+
+
+def test_the_shared_corpora_are_found_beside_the_checkout_or_through_the_variable(tmp_path: Path) -> None:
+    assert ROOT.parent / "shared" / "data" == BESIDE_CHECKOUT
+    assert shared_data_dir({}) == BESIDE_CHECKOUT
+    assert shared_data_dir({"PARAEVAL_SHARED_DATA": str(tmp_path)}) == tmp_path
+
+
+def test_no_file_of_the_project_names_a_path_of_this_machine() -> None:
+    # The folders that hold the checkout are this machine's: no code, doc or script may name them.
+    machine_paths = [f"{folder}/" for folder in (ROOT, ROOT.parent) if folder != folder.parent]
+    offenders = []
+    for folder, subfolders, files in os.walk(ROOT):
+        if Path(folder) == ROOT:
+            subfolders[:] = [name for name in subfolders if name not in IGNORED_FOLDERS]
+        for name in files:
+            path = Path(folder, name)
+            if path.suffix not in {".py", ".md", ".sh"}:
+                continue
+            for number, line in enumerate(path.read_text(encoding="utf-8").splitlines(), start=1):
+                if any(machine_path in line for machine_path in machine_paths):
+                    offenders.append(f"{path.relative_to(ROOT)}:{number}: {line.strip()}")
+    assert offenders == []
