@@ -296,18 +296,19 @@ def tree_cpu_seconds(pid: int) -> float:
     return process_cpu_seconds(pid) + sum(process_cpu_seconds(child) for child in children_of(pid))
 
 
-# scripts/run.sh starts its worker at this niceness: on one machine the pages come first.
-WORKER_NICENESS = 10
+# How the worker's CPU priority is lowered: "idle" is what scripts/run.sh does (Linux's
+# SCHED_IDLE: the worker runs only on CPU time the pages leave), "nice10" what it did before.
+WORKER_PRIORITIES = {"idle": ["chrt", "--idle", "0", "nice", "-n", "19"], "nice10": ["nice", "-n", "10"]}
 
 
-def start_worker(env: dict[str, str], data_dir: Path) -> subprocess.Popen:
+def start_worker(env: dict[str, str], data_dir: Path, priority: str) -> subprocess.Popen:
     """The scoring worker exactly as scripts/run.sh starts it (one process, every queue, beat)."""
     from scoring import configs
 
     log = (data_dir / "worker.log").open("ab")
     queues = ",".join(configs.all_queues())  # cpu, llm and llm.<model> per judge model (worker_queues)
     return subprocess.Popen(
-        ["nice", "-n", str(WORKER_NICENESS),
+        [*WORKER_PRIORITIES[priority],
          str(Path(sys.executable).parent / "celery"), "-A", "paraeval", "worker", "-Q", queues,
          "--concurrency", "1", "--beat", "--schedule", str(data_dir / "celerybeat-schedule"), "--loglevel", "INFO"],
         cwd=ROOT, env=env, stdout=log, stderr=subprocess.STDOUT,
@@ -565,6 +566,12 @@ def main() -> int:
     parser.add_argument("--warm-timeout", type=float, default=600, help="seconds for the worker's warm-up")
     parser.add_argument("--drain", type=float, default=120, help="seconds to wait for the last scores")
     parser.add_argument(
+        "--worker-priority",
+        choices=sorted(WORKER_PRIORITIES),
+        default="idle",
+        help="idle: SCHED_IDLE as scripts/run.sh starts the worker (default); nice10: niceness 10",
+    )
+    parser.add_argument(
         "--stress", action="store_true", help="saturation point: no think time (each volunteer answers at once)"
     )
     parser.add_argument(
@@ -620,9 +627,13 @@ def run(args: argparse.Namespace, env: dict[str, str], data_dir: Path, database:
     subprocess.run(
         [sys.executable, "manage.py", "collectstatic", "--noinput", "-v", "0"], cwd=ROOT, env=env, check=True
     )
-    worker = start_worker(env, data_dir)
+    worker = start_worker(env, data_dir, args.worker_priority)
     warm = wait_for_warm_worker(args.warm_timeout)
-    print(f"scoring worker started as scripts/run.sh does; warm (probe pair scored) after {warm:.0f} s", flush=True)
+    print(
+        f"scoring worker started as scripts/run.sh does ({' '.join(WORKER_PRIORITIES[args.worker_priority])}); "
+        f"warm (probe pair scored) after {warm:.0f} s",
+        flush=True,
+    )
     server, port = start_gunicorn(args, env, data_dir / "gunicorn.log")
     try:
         print(

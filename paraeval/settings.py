@@ -406,9 +406,10 @@ CELERY_BEAT_SCHEDULE = {
 }
 # Most pairs one scoring task takes for one metric configuration.
 PARAEVAL_SCORING_BATCH_SIZE = env_int("PARAEVAL_SCORING_BATCH_SIZE", 32, minimum=1)
-# An llm task scores, with its own pairs, other queued pairs still missing the same
+# A scoring task scores, with its own pairs, other queued pairs still missing the same
 # configuration, up to this many pairs in all (one batched generation instead of many at batch
-# 1; their own tasks then find them done). 0: only the task's own pairs.
+# 1; their own tasks then find them done); cpu tasks up to PARAEVAL_SCORING_BATCH_SIZE.
+# 0: only the task's own pairs.
 PARAEVAL_SCORING_TAKE_ALONG = env_int("PARAEVAL_SCORING_TAKE_ALONG", 8, minimum=0)
 # Modules of extra metrics beside the registry's, each defining ``METRICS = {name: factory}``:
 # a researcher adds a metric (to PARAEVAL_METRICS) without editing the project.

@@ -198,14 +198,14 @@ def mark_failed(config: MetricConfig, pair_ids: Iterable[int], error: str, *, at
 
 
 def score_config_batch(
-    config_id: int, pair_ids: Sequence[int], *, attempts: int = 1, take_along: int = 0
+    config_id: int, pair_ids: Sequence[int], *, attempts: int = 1, take_along: int | None = 0
 ) -> RunSummary | None:
     """Score ``pair_ids`` for the stored configuration ``config_id`` (what a worker task does).
 
-    ``take_along``: on the ``llm`` queue, also score other queued pairs still missing this
-    configuration (oldest first), up to that many pairs in all: a model scores a batch of
-    pairs in little more time than one, so the pairs of the tasks waiting behind this one are
-    scored now, and their own tasks find them done.
+    ``take_along``: also score other queued pairs still missing this configuration (oldest
+    first), up to that many pairs in all (``None``: :func:`take_along_size` of its queue): a
+    model scores a batch of pairs in little more time than one, so the pairs of the tasks
+    waiting behind this one are scored now, and their own tasks find them done.
 
     The worker builds the metric from its own settings; if that does not give the stored
     configuration (a worker started with another model or template than the web process),
@@ -231,22 +231,37 @@ def score_config_batch(
         )
         logger.error(message)
         return _fail_all(config, pair_ids, message, attempts=attempts)
-    if (config.queue == "llm" or config.queue.startswith("llm.")) and take_along > len(pair_ids):
+    limit = take_along_size(config.queue) if take_along is None else take_along
+    if limit > len(pair_ids):
         more = pending.queued_pair_ids(
-            config.pk, limit=take_along - len(pair_ids), exclude=pair_ids, language=config.language
+            config.pk, limit=limit - len(pair_ids), exclude=pair_ids, language=config.language
         )
         pair_ids = [*pair_ids, *more]
     return score_missing(metric, pair_ids=pair_ids, attempts=attempts)
 
 
+def take_along_size(queue: str) -> int:
+    """How many pairs in all a task on ``queue`` scores for one configuration, queued ones included.
+
+    Every queue takes along: one worker serves several queues in turn, and a queue whose task
+    scored only its own pair fell behind the others by the batch factor (measured under load:
+    the lexical metrics at one pair per 12 s ParaPLUIE task, which scored eight, so few pairs
+    ever had all their scores). The cheap ``cpu`` metrics take a whole batch
+    (``PARAEVAL_SCORING_BATCH_SIZE``); the model queues ``PARAEVAL_SCORING_TAKE_ALONG``, which
+    bounds a task's time. ``PARAEVAL_SCORING_TAKE_ALONG=0`` turns it off everywhere.
+    """
+    along = settings.PARAEVAL_SCORING_TAKE_ALONG
+    if queue == "cpu" and along > 0:
+        return max(along, settings.PARAEVAL_SCORING_BATCH_SIZE)
+    return along
+
+
 def score_configs(config_ids: Sequence[int], pair_ids: Sequence[int], *, attempts: int = 1) -> list[RunSummary]:
     """:func:`score_config_batch` for each configuration in turn (one ``score_pairs`` task), taking
-    along up to ``PARAEVAL_SCORING_TAKE_ALONG`` queued pairs on the ``llm`` queue."""
+    along queued pairs (:func:`take_along_size`)."""
     summaries = []
     for config_id in config_ids:
-        summary = score_config_batch(
-            config_id, pair_ids, attempts=attempts, take_along=settings.PARAEVAL_SCORING_TAKE_ALONG
-        )
+        summary = score_config_batch(config_id, pair_ids, attempts=attempts, take_along=None)
         if summary is not None:
             summaries.append(summary)
     return summaries

@@ -37,7 +37,7 @@ def count(database: Path, sql: str) -> int:
 
 
 def processes_mentioning(text: str) -> list[str]:
-    listing = subprocess.run(["ps", "-eo", "pid,args"], capture_output=True, text=True).stdout
+    listing = subprocess.run(["ps", "-ww", "-eo", "pid,args"], capture_output=True, text=True).stdout  # full lines
     return [line for line in listing.splitlines() if text in line and "ps -eo" not in line]
 
 
@@ -95,6 +95,11 @@ def test_run_script_serves_the_demo_campaign_scores_it_and_stops_on_ctrl_c(tmp_p
             interval=1,
             what=f"the demo pairs' scores\n{(data / 'logs' / 'worker.log').read_text()[-3000:]}",
         )
+
+        # The worker runs on the CPU time the pages leave (SCHED_IDLE, children included).
+        workers = [int(line.split()[0]) for line in processes_mentioning(str(data)) if "celery" in line]
+        assert len(workers) >= 2, "the worker and its pool process"
+        assert {os.sched_getscheduler(pid) for pid in workers} == {os.SCHED_IDLE}
 
         os.killpg(run.pid, signal.SIGINT)  # Ctrl+C in the terminal
         run.wait(timeout=60)

@@ -243,7 +243,7 @@ def test_an_llm_task_takes_along_the_pairs_queued_behind_it(enabled, queue_dir: 
     assert [pair_ids for _, pair_ids in llm] == [[pair.pk] for pair in pairs]
 
     first = tasks.score_pairs.apply(args=tuple(llm[0])).get()
-    # Its own pair and the next two queued ones, in one batch; the cpu metrics are not taken along.
+    # Its own pair and the next two queued ones, in one batch.
     assert (first[0]["metric"], first[0]["total"], first[0]["scored"], first[0]["batches"]) == ("test_slow", 3, 3, 2)
     slow = MetricConfig.objects.get(metric="test_slow")
     assert sorted(Score.objects.filter(metric_config=slow).values_list("pair_id", flat=True)) == [
@@ -280,3 +280,38 @@ def test_the_dispatch_after_a_large_import_works_in_bounded_rounds(enabled, queu
     # round for the whole import took 9.2 MB).
     assert peaks[1] < 2 * peaks[0], peaks
     assert QueuedScore.objects.count() == 3 * 12000
+
+
+def test_a_cpu_task_takes_along_a_whole_batch_so_the_cheap_metrics_keep_up(enabled, queue_dir: Path) -> None:
+    """One worker serves every queue in turn: if a cpu task scored only its own pair, the cheap
+    metrics would fall behind the model queues (which take pairs along) and few pairs would ever
+    have all their scores."""
+    enabled.PARAEVAL_SCORING_TAKE_ALONG = 2
+    enabled.PARAEVAL_SCORING_BATCH_SIZE = 4
+    pairs = [make_pair() for _ in range(6)]
+    for pair in pairs:  # six answers, six cpu messages of one pair each
+        dispatch.queue_missing([pair.pk])
+    cpu = [args for queue, _, args in messages_in(queue_dir) if queue == "cpu"]
+    assert [pair_ids for _, pair_ids in cpu] == [[pair.pk] for pair in pairs]
+
+    first = tasks.score_pairs.apply(args=tuple(cpu[0])).get()
+    # lev and wer: each its own pair and the next three queued ones (the batch size, not 2).
+    assert [(summary["metric"], summary["total"], summary["scored"]) for summary in first] == [
+        ("lev", 4, 4),
+        ("wer", 4, 4),
+    ]
+    for metric in ("lev", "wer"):
+        scored = Score.objects.filter(metric_config__metric=metric).values_list("pair_id", flat=True)
+        assert sorted(scored) == [pair.pk for pair in pairs[:4]]
+    # The model queue keeps its own, smaller take-along.
+    llm = [args for queue, _, args in messages_in(queue_dir) if queue == "llm"]
+    slow = tasks.score_pairs.apply(args=tuple(llm[0])).get()
+    assert (slow[0]["metric"], slow[0]["total"]) == ("test_slow", 2)
+
+
+def test_take_along_zero_turns_it_off_on_every_queue(settings) -> None:
+    settings.PARAEVAL_SCORING_TAKE_ALONG = 0
+    settings.PARAEVAL_SCORING_BATCH_SIZE = 32
+    assert [runner.take_along_size(queue) for queue in ("cpu", "llm", "llm.smollm2")] == [0, 0, 0]
+    settings.PARAEVAL_SCORING_TAKE_ALONG = 8
+    assert [runner.take_along_size(queue) for queue in ("cpu", "llm", "llm.smollm2")] == [32, 8, 8]
