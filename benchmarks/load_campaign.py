@@ -17,8 +17,11 @@ Bounded: a fixed number of volunteers and pairs, and a time limit after which th
 stop. Run it on an idle machine for figures worth quoting:
 
     .venv/bin/python benchmarks/load_campaign.py            # 100 volunteers x (5 + 50) pairs
-    .venv/bin/python benchmarks/load_campaign.py --think-min 0.5 --think-max 1.5   # stress
+    .venv/bin/python benchmarks/load_campaign.py --stress   # the saturation point: no think time
     .venv/bin/python benchmarks/load_campaign.py --volunteers 20 --quota 10   # a quick look
+
+The scoring worker runs beside the server as scripts/run.sh starts it (SCHED_IDLE; see
+``--worker-priority``).
 """
 
 from __future__ import annotations
@@ -555,7 +558,7 @@ def main() -> int:
     parser.add_argument("--platform", action="store_true", help="a Prolific campaign: identifiers in the link")
     parser.add_argument("--judges", type=int, default=1, help="judges per pair (the campaign's target)")
     # Default pacing: 2-6 s to read two sentences and click, several times faster than the
-    # 15 s per pair the welcome page announces; --think-min 0.5 --think-max 1.5 is a stress run.
+    # 15 s per pair the welcome page announces; --stress drops the think time.
     parser.add_argument("--think-min", type=float, default=2.0, help="seconds before each answer (min)")
     parser.add_argument("--think-max", type=float, default=6.0, help="seconds before each answer (max)")
     parser.add_argument("--replay-rate", type=float, default=0.05, help="share of answers posted twice")
