@@ -72,3 +72,21 @@ def test_aliases_are_accepted_and_unknown_names_refused() -> None:
     assert [status["name"] for status in statuses] == ["parapluie_fs_direct"]
     with pytest.raises(CommandError, match="unknown metric 'blue'; known metrics: lev, wer, bleu"):
         _run("blue")
+
+
+def test_parapluie_is_listed_once_per_judge_model(settings, tmp_path: Path) -> None:  # type: ignore[no-untyped-def]
+    from scoring.metrics.judges import parse_models
+    from tests.judge_models import save_tiny_mistral
+
+    tiny = save_tiny_mistral(tmp_path / "tiny-mistral")
+    settings.PARAPLUIE_MODELS = parse_models(f"smollm2[model=embedded]; tiny[model={tiny},batch_size=4]")
+    statuses = [json.loads(line) for line in _run("parapluie_direct", "lev", "--json").splitlines()]
+    assert [(status["name"], status["label"], status["queue"]) for status in statuses] == [
+        ("parapluie_direct", "parapluie_direct[SmolLM2-135M-Instruct]", "llm.smollm2"),
+        ("parapluie_direct", "parapluie_direct[tiny-mistral]", "llm.tiny"),
+        ("lev", "lev", "cpu"),
+    ]
+    assert statuses[0]["config_hash"] != statuses[1]["config_hash"]
+    assert all(status["available"] for status in statuses)
+    table = _run("parapluie_direct")
+    assert "parapluie_direct[SmolLM2-135M-Instruct]" in table and "parapluie_direct[tiny-mistral]" in table

@@ -11,8 +11,8 @@ import time
 from collections.abc import Iterable
 from dataclasses import dataclass
 
-from scoring.metrics.base import MetricError
-from scoring.metrics.registry import entries
+from scoring.metrics.base import Metric, MetricError
+from scoring.metrics.registry import build_specs, entries
 
 PROBE_PAIR = ("The cat is alive.", "The cat was alive.")
 
@@ -36,55 +36,61 @@ class MetricStatus:
 
 
 def metric_statuses(names: Iterable[str] | None = None, probe: bool = False) -> list[MetricStatus]:
-    """Status of the named metrics (all registered ones by default), in registry order."""
+    """Status of the named metrics (all registered ones by default), in registry order.
+
+    A ParaPLUIE template has one line per judge model of ``PARAPLUIE_MODELS`` (each its own
+    configuration, label and queue), as the workers would compute it.
+    """
     known = entries()
     wanted = list(names) if names is not None else list(known)
     statuses = []
     for name in wanted:
         entry = known[name]
         try:
-            metric = entry.build()
+            metrics: list[Metric] = build_specs(name)
         except Exception as error:  # noqa: BLE001 - a broken entry is reported, the others still listed
             statuses.append(
                 MetricStatus(name, entry.aliases, reason=f"cannot be built: {type(error).__name__}: {error}")
             )
             continue
-        available, reason = True, ""
+        statuses += [_status(name, entry.aliases, metric, probe) for metric in metrics]
+    return statuses
+
+
+def _status(name: str, aliases: tuple[str, ...], metric: Metric, probe: bool) -> MetricStatus:
+    available, reason = True, ""
+    try:
+        metric.check_available()
+    except MetricError as error:
+        available, reason = False, str(error)
+    except Exception as error:  # noqa: BLE001 - a metric's own bug is shown, not raised
+        available, reason = False, f"{type(error).__name__}: {error}"
+    probe_value = probe_seconds = None
+    if probe and available:
+        started = time.perf_counter()
         try:
-            metric.check_available()
+            outcome = metric.score_many([PROBE_PAIR])[0]
         except MetricError as error:
             available, reason = False, str(error)
-        except Exception as error:  # noqa: BLE001 - a metric's own bug is shown, not raised
+        except Exception as error:  # noqa: BLE001 - e.g. a model that fails to load
             available, reason = False, f"{type(error).__name__}: {error}"
-        probe_value = probe_seconds = None
-        if probe and available:
-            started = time.perf_counter()
-            try:
-                outcome = metric.score_many([PROBE_PAIR])[0]
-            except MetricError as error:
-                available, reason = False, str(error)
-            except Exception as error:  # noqa: BLE001 - e.g. a model that fails to load
-                available, reason = False, f"{type(error).__name__}: {error}"
+        else:
+            probe_seconds = time.perf_counter() - started
+            if outcome.ok:
+                probe_value = outcome.value
             else:
-                probe_seconds = time.perf_counter() - started
-                if outcome.ok:
-                    probe_value = outcome.value
-                else:
-                    available, reason = False, f"probe pair failed: {outcome.error}"
-        statuses.append(
-            MetricStatus(
-                name=name,
-                aliases=entry.aliases,
-                direction=metric.direction.value,
-                natural_threshold=metric.natural_threshold,
-                queue=metric.queue,
-                label=metric.label,
-                config_hash=metric.config_hash,
-                description=metric.description,
-                available=available,
-                reason=reason,
-                probe_value=probe_value,
-                probe_seconds=probe_seconds,
-            )
-        )
-    return statuses
+                available, reason = False, f"probe pair failed: {outcome.error}"
+    return MetricStatus(
+        name=name,
+        aliases=aliases,
+        direction=metric.direction.value,
+        natural_threshold=metric.natural_threshold,
+        queue=metric.queue,
+        label=metric.label,
+        config_hash=metric.config_hash,
+        description=metric.description,
+        available=available,
+        reason=reason,
+        probe_value=probe_value,
+        probe_seconds=probe_seconds,
+    )

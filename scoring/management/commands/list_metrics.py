@@ -58,6 +58,6 @@ class Command(BaseCommand):
         if unavailable:
             self.stdout.write("")
             for status in unavailable:
-                self.stdout.write(f"{status.name}: unavailable: {status.reason}")
+                self.stdout.write(f"{status.label or status.name}: unavailable: {status.reason}")
         if not probe:
             self.stdout.write("\n(availability: files present; --check loads each model and scores a probe pair)")
