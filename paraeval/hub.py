@@ -14,23 +14,8 @@ from django.db.models import Count, IntegerField, OuterRef, Subquery
 from django.db.models.functions import Coalesce
 from django.urls import reverse
 
+from annotate.exports.links import ExportLink, export_links
 from annotate.models import Campaign, Judgement, Pair
-
-EXPORT_LEVELS = ("pairs", "judgements")
-EXPORT_FORMATS = ("csv", "jsonl")
-
-
-@dataclass(frozen=True)
-class ExportLink:
-    """One download of a campaign's export."""
-
-    level: str
-    format: str
-    url: str
-
-    @property
-    def text(self) -> str:
-        return f"{self.level.capitalize()} ({self.format.upper()})"
 
 
 @dataclass(frozen=True)
@@ -60,16 +45,6 @@ class StaffPage:
 def volunteer_link(slug: str) -> str:
     """The absolute link volunteers open (built from SITE_URL, as the admin builds it)."""
     return settings.SITE_URL + reverse("annotate:welcome", args=[slug])
-
-
-def export_links(slug: str) -> tuple[ExportLink, ...]:
-    """The four downloads of a campaign: pairs and judgements, each as CSV and JSONL."""
-    base = reverse("exports:campaign-export", args=[slug])
-    return tuple(
-        ExportLink(level, format, f"{base}?level={level}&format={format}")
-        for level in EXPORT_LEVELS
-        for format in EXPORT_FORMATS
-    )
 
 
 def _count(model: type[Pair] | type[Judgement], campaign_path: str) -> Coalesce:

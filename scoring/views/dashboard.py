@@ -10,7 +10,6 @@ estimates, and the ETag changes again when the intervals are in.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
 from typing import Any
 
 from django import forms
@@ -18,11 +17,12 @@ from django.conf import settings
 from django.contrib.admin.views.decorators import staff_member_required
 from django.http import HttpRequest, HttpResponse, HttpResponseNotModified, JsonResponse
 from django.shortcuts import render
-from django.urls import NoReverseMatch, reverse
+from django.urls import reverse
 from django.views.decorators.cache import never_cache
 from django.views.decorators.gzip import gzip_page
 from django.views.decorators.http import require_GET
 
+from annotate.exports.links import export_links
 from annotate.labels import ENGLISH_LEVEL_ORDER
 from annotate.models import Campaign
 from scoring.analysis import dataset
@@ -83,32 +83,6 @@ def _campaign(slug: str | None) -> Campaign | None:
     return preferred or campaigns.order_by("-created_at").first()
 
 
-@dataclass(frozen=True)
-class ExportButton:
-    """One export download offered on the dashboard."""
-
-    level: str
-    format: str
-    url: str
-
-    @property
-    def text(self) -> str:
-        return f"{self.level.capitalize()} ({self.format.upper()})"
-
-
-def _export_buttons(slug: str) -> list[ExportButton]:
-    """Pairs and judgements, each as CSV and as JSONL."""
-    try:
-        base = reverse("exports:campaign-export", args=[slug])
-    except NoReverseMatch:  # the export routes are not installed
-        base = f"/staff/export/{slug}/"
-    return [
-        ExportButton(level, format, f"{base}?level={level}&format={format}")
-        for level in ("pairs", "judgements")
-        for format in ("csv", "jsonl")
-    ]
-
-
 @never_cache
 @staff_member_required
 @require_GET
@@ -130,7 +104,7 @@ def dashboard(request: HttpRequest) -> HttpResponse:
     if campaign is not None:
         context.update(
             origins=dataset.origins(campaign),
-            exports=_export_buttons(campaign.slug),
+            exports=export_links(campaign.slug),
         )
     status = 404 if context["missing_slug"] else 200
     return render(request, "scoring/dashboard.html", context, status=status)
