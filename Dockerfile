@@ -28,6 +28,7 @@ RUN if [ -n "$TORCH_INDEX_URL" ]; then \
 
 COPY . .
 RUN python scripts/install_wordnet.py "$NLTK_DATA" \
+    && NO_MKDOCS_2_WARNING=1 mkdocs build --quiet \
     && useradd --create-home --uid 1000 paraeval \
     && mkdir -p /data \
     && chown paraeval /data

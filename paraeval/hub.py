@@ -97,6 +97,7 @@ def staff_pages() -> list[StaffPage]:
         StaffPage("scoring:status", reverse("scoring:status"), "Scoring status", "Queues, workers and pending scores."),
         StaffPage("staff-exports", reverse("staff-exports"), "Exports", "Pairs and judgements as CSV or JSONL."),
         StaffPage("api-docs", reverse("api-docs"), "API docs", "The REST API, browsable (Swagger UI)."),
+        StaffPage("docs", reverse("docs"), "Documentation", "Tutorials, how-to guides, reference, explanation."),
         StaffPage("admin:index", reverse("admin:index"), "Admin", "Campaigns, pairs, volunteers, metric settings."),
     ]
 

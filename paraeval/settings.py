@@ -164,6 +164,9 @@ WHITENOISE_USE_FINDERS = True
 WHITENOISE_MANIFEST_STRICT = False
 
 LOGIN_URL = "admin:login"
+# The documentation site (`mkdocs build`, run by scripts/run.sh and scripts/test.sh), served to
+# staff at /docs/.
+PARAEVAL_DOCS_SITE_DIR = Path(env_str("PARAEVAL_DOCS_SITE_DIR", str(BASE_DIR / "site")))
 
 SESSION_COOKIE_SECURE = env_bool("SECURE_COOKIES", False)
 CSRF_COOKIE_SECURE = SESSION_COOKIE_SECURE

@@ -19,6 +19,8 @@ urlpatterns = [
     path("staff/export/", include("annotate.exports.urls")),
     path("staff/", include("scoring.urls")),
     path("api/", include("paraeval.api_urls")),
+    path("docs/", views.docs, name="docs"),
+    path("docs/<path:path>", views.docs, name="docs-page"),
     # Django's set_language: the language switch of the volunteer pages.
     path("i18n/", include("django.conf.urls.i18n")),
 ]

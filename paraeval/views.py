@@ -7,9 +7,12 @@ from __future__ import annotations
 
 from typing import Any
 
+from csp.decorators import csp_update
+from django.conf import settings
 from django.contrib.admin.views.decorators import staff_member_required
 from django.contrib.auth.views import redirect_to_login
-from django.http import HttpRequest, HttpResponse
+from django.http import FileResponse, Http404, HttpRequest, HttpResponse
+from django.http.response import HttpResponseBase
 from django.shortcuts import render
 from django.urls import reverse
 from django.views.decorators.cache import never_cache
@@ -53,6 +56,26 @@ def staff_home(request: HttpRequest) -> HttpResponse:
 def exports(request: HttpRequest) -> HttpResponse:
     """``/staff/export/``: every campaign's downloads (pairs and judgements, CSV and JSONL)."""
     return render(request, "staff/exports.html", {"campaigns": hub.campaign_entries()})
+
+
+@staff_member_required
+@require_GET
+# MkDocs Material writes three small inline scripts into every page (its configuration and
+# colour scheme), different on each page: no hash list can follow them. The site is the
+# project's own static text, served to staff only, with no user content in it.
+@csp_update({"script-src": ["'unsafe-inline'"]})
+def docs(request: HttpRequest, path: str = "") -> HttpResponseBase:
+    """``/docs/…``: the documentation site built by ``mkdocs build`` (staff only)."""
+    site = settings.PARAEVAL_DOCS_SITE_DIR.resolve()
+    if not (site / "index.html").is_file():
+        return render(request, "staff/docs_missing.html", {"site": site}, status=404)
+    target = (site / (path or "index.html")).resolve()
+    if target.is_dir():
+        target = target / "index.html"
+    # Only files inside the site folder: "../" or a link out of it is a 404.
+    if not target.is_relative_to(site) or not target.is_file():
+        raise Http404("No such documentation page.")
+    return FileResponse(target.open("rb"))
 
 
 class LoginRedirectMixin:

@@ -26,6 +26,8 @@ fi
 manage() { "$VENV/bin/python" manage.py "$@"; }
 manage migrate --noinput >/dev/null
 manage collectstatic --noinput >/dev/null
+# The documentation site, served to staff at /docs/ (a failed build leaves the page that says how to build it).
+NO_MKDOCS_2_WARNING=1 "$VENV/bin/mkdocs" build --quiet 2>/dev/null || echo "[run] the documentation site did not build: run $VENV/bin/mkdocs build"
 manage load_demo
 # Prints the staff account and where its password is (a file readable by you only), never the password.
 manage ensure_staff
@@ -74,6 +76,7 @@ cat <<MSG
     Admin:            $SITE_URL/admin/
     Dashboard:        $SITE_URL/staff/dashboard/
     Scoring status:   $SITE_URL/staff/status/
+    Documentation:    $SITE_URL/docs/ (or open site/index.html)
     Staff password:   $password_hint
     Worker log:       $PARAEVAL_DATA_DIR/logs/worker.log
   Press Ctrl+C to stop.

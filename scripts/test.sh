@@ -27,4 +27,6 @@ echo "[test] database: ${DATABASE_URL:-SQLite (no PostgreSQL answers at $DEFAULT
 # Every model change has its migration (a help text too: Django stores it in the migration).
 SECRET_KEY=makemigrations-check DEBUG=1 PARAEVAL_DATA_DIR=$(mktemp -d) "$VENV/bin/python" manage.py makemigrations --check --dry-run >/dev/null \
   || { echo "[test] a model change has no migration: run manage.py makemigrations"; exit 1; }
+# The documentation site: a broken link, a missing page or a page left out of the navigation fails here.
+NO_MKDOCS_2_WARNING=1 "$VENV/bin/mkdocs" build --strict --quiet
 exec "$VENV/bin/pytest" "$@"

@@ -28,6 +28,7 @@ NAV_LINKS = [
     ("/staff/status/", "Scoring status"),
     ("/staff/export/", "Exports"),
     ("/api/docs/", "API docs"),
+    ("/docs/", "Documentation"),
     ("/admin/", "Admin"),
 ]
 
@@ -154,6 +155,7 @@ def test_staff_hub_lists_campaigns_with_links_and_every_staff_page(staff_client,
         ("/staff/status/", "Scoring status"),
         ("/staff/export/", "Exports"),
         ("/api/docs/", "API docs"),
+        ("/docs/", "Documentation"),
         ("/admin/", "Admin"),
         ("/api/", "API root"),
     ]

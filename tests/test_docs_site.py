@@ -1,0 +1,145 @@
+"""The documentation site: it builds offline with ``--strict``, its reference pages cover every
+setting and management command the code has, and the app serves it to staff at ``/docs/``."""
+
+from __future__ import annotations
+
+import os
+import re
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+from django.contrib.auth import get_user_model
+
+from paraeval.docs_reference import generated_pages
+
+ROOT = Path(__file__).resolve().parent.parent
+SETTINGS_PAGE = ROOT / "docs" / "reference" / "settings.md"
+# Every way the code reads an environment variable: the typed readers of paraeval/env.py and
+# os.environ / os.getenv.
+READERS = re.compile(
+    r'(?:env_(?:str|bool|int|float|list|choice|specs)\(\s*|environ(?:\.get)?\(\s*|environ\[|getenv\(\s*)"([A-Z][A-Z0-9_]+)"'
+)
+FILE_VARIANTS = {"SECRET_KEY_FILE", "DATABASE_URL_FILE", "DATABASE_PASSWORD_FILE", "REDIS_URL_FILE"}
+
+
+def variables_read_by_the_code() -> set[str]:
+    names: set[str] = set()
+    for package in ("paraeval", "annotate", "scoring"):
+        for path in (ROOT / package).rglob("*.py"):
+            if "migrations" in path.parts:
+                continue
+            names.update(READERS.findall(path.read_text()))
+    # Read by the test settings only (tests/settings.py), never by the product.
+    names.discard("DJANGO_SETTINGS_MODULE")
+    return names
+
+
+def documented_variables() -> set[str]:
+    return set(re.findall(r"^### `([A-Z][A-Z0-9_]+)`$", SETTINGS_PAGE.read_text(), re.M))
+
+
+def test_the_scan_finds_the_settings_it_must() -> None:
+    # The scan itself can fail: it must see readers of each kind.
+    found = variables_read_by_the_code()
+    assert {"SECRET_KEY", "DEBUG", "PARAEVAL_METRICS", "PARAPLUIE_MODELS", "PARAEVAL_ADMIN_USER"} <= found
+    assert len(found) > 50
+
+
+def test_every_setting_the_code_reads_has_an_entry() -> None:
+    missing = variables_read_by_the_code() - documented_variables()
+    assert not missing, f"settings read by the code with no entry in docs/reference/settings.md: {sorted(missing)}"
+
+
+def test_every_entry_names_a_setting_the_code_reads() -> None:
+    stale = documented_variables() - variables_read_by_the_code()
+    assert not stale, f"entries in docs/reference/settings.md that no code reads: {sorted(stale)}"
+    text = SETTINGS_PAGE.read_text()
+    assert all(f"`{name}`" in text for name in FILE_VARIANTS)
+
+
+def test_generated_reference_pages_are_up_to_date() -> None:
+    for path, text in generated_pages().items():
+        assert path.read_text() == text, f"{path.relative_to(ROOT)} is stale: run scripts/docs_reference.py"
+
+
+def test_every_management_command_is_in_the_reference() -> None:
+    commands = {
+        path.stem
+        for app in ("annotate", "scoring", "paraeval")
+        for path in (ROOT / app / "management" / "commands").glob("*.py")
+        if path.stem != "__init__"
+    }
+    page = (ROOT / "docs" / "reference" / "commands.md").read_text()
+    assert commands
+    assert {name for name in commands if f"## `{name}`" not in page} == set()
+
+
+@pytest.fixture(scope="module")
+def built_site(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    site = tmp_path_factory.mktemp("site")
+    result = subprocess.run(
+        [str(Path(sys.executable).with_name("mkdocs")), "build", "--strict", "--site-dir", str(site)],
+        cwd=ROOT,
+        capture_output=True,
+        text=True,
+        env={**os.environ, "NO_MKDOCS_2_WARNING": "1"},
+        timeout=120,
+    )
+    assert result.returncode == 0, result.stderr
+    return site
+
+
+def test_the_site_builds_strict_with_every_section(built_site: Path) -> None:
+    for page in (
+        "index.html",
+        "reference/settings.html",
+        "reference/commands.html",
+        "reference/api-endpoints.html",
+        "explanation/architecture.html",
+        "changelog.html",
+    ):
+        assert (built_site / page).is_file(), page
+    home = (built_site / "index.html").read_text()
+    for section in ("Tutorials", "How-to guides", "Reference", "Explanation"):
+        assert section in home
+    # No font server: the site reads offline.
+    assert "fonts.googleapis.com" not in home
+
+
+@pytest.fixture
+def staff_client(client):  # type: ignore[no-untyped-def]
+    user = get_user_model().objects.create_user("reader", password="pw-for-tests", is_staff=True)
+    client.force_login(user)
+    return client
+
+
+@pytest.mark.django_db
+def test_staff_read_the_site_at_docs(staff_client, built_site: Path, settings) -> None:  # type: ignore[no-untyped-def]
+    settings.PARAEVAL_DOCS_SITE_DIR = built_site
+    response = staff_client.get("/docs/")
+    assert response.status_code == 200
+    body = b"".join(response.streaming_content).decode()
+    assert "<title>ParaEval</title>" in body
+    page = staff_client.get("/docs/reference/settings.html")
+    assert page.status_code == 200
+    assert "PARAEVAL_DATA_DIR" in b"".join(page.streaming_content).decode()
+    # Inline scripts of the theme are allowed on these pages only.
+    assert "'unsafe-inline'" in response["Content-Security-Policy"].split("script-src", 1)[1].split(";")[0]
+    assert staff_client.get("/docs/no-such-page.html").status_code == 404
+    assert staff_client.get("/docs/../manage.py").status_code == 404
+    assert staff_client.get("/docs/%2e%2e/manage.py").status_code == 404
+
+
+@pytest.mark.django_db
+def test_a_missing_site_says_how_to_build_it_and_visitors_go_to_the_login(
+    staff_client, tmp_path: Path, settings
+) -> None:  # type: ignore[no-untyped-def]
+    settings.PARAEVAL_DOCS_SITE_DIR = tmp_path / "not-built"
+    missing = staff_client.get("/docs/")
+    assert missing.status_code == 404
+    assert "mkdocs build" in missing.content.decode()
+    staff_client.logout()
+    response = staff_client.get("/docs/")
+    assert response.status_code == 302 and "/admin/login/" in response["Location"]
