@@ -6,7 +6,14 @@
 # REDIS_URL_TESTS (default redis://127.0.0.1:6379/15). pytest ends with the skipped tests
 # grouped by reason (no PostgreSQL, no Redis, no shared corpora).
 # Extra arguments go to pytest, e.g. scripts/test.sh tests/test_diff.py -x
+#   scripts/test.sh --fast   the fast lane: no browser, no worker process, no model, no large file
+#                            or fuzzing (a few minutes; CI runs the whole suite)
 set -euo pipefail
+MARKERS=()
+if [[ "${1:-}" == "--fast" ]]; then
+  shift
+  MARKERS=(-m "not browser and not worker and not model and not slow and not fuzz")
+fi
 cd "$(dirname "$0")/.."
 ROOT=$(pwd)
 scripts/setup.sh --dev
@@ -23,10 +30,12 @@ fi
 echo "[test] database: ${DATABASE_URL:-SQLite (no PostgreSQL answers at $DEFAULT_DATABASE_URL; the PostgreSQL-only tests will be skipped)}"
 "$VENV/bin/ruff" check .
 "$VENV/bin/ruff" format --check .
+"$VENV/bin/lint-imports" --no-cache >/dev/null || "$VENV/bin/lint-imports" --no-cache  # the layer contracts of pyproject.toml
 "$VENV/bin/mypy"  # paraeval, annotate and scoring with the Django and DRF plugins (pyproject.toml)
 # Every model change has its migration (a help text too: Django stores it in the migration).
 SECRET_KEY=makemigrations-check DEBUG=1 PARAEVAL_DATA_DIR=$(mktemp -d) "$VENV/bin/python" manage.py makemigrations --check --dry-run >/dev/null \
   || { echo "[test] a model change has no migration: run manage.py makemigrations"; exit 1; }
 # The documentation site: a broken link, a missing page or a page left out of the navigation fails here.
 NO_MKDOCS_2_WARNING=1 "$VENV/bin/mkdocs" build --strict --quiet
-exec "$VENV/bin/pytest" "$@"
+# The slowest tests are listed at the end (--durations), so a slow one is seen when it appears.
+exec "$VENV/bin/pytest" --durations=15 "${MARKERS[@]}" "$@"
