@@ -143,3 +143,16 @@ def test_a_missing_site_says_how_to_build_it_and_visitors_go_to_the_login(
     staff_client.logout()
     response = staff_client.get("/docs/")
     assert response.status_code == 302 and "/admin/login/" in response["Location"]
+
+
+def test_each_benchmark_output_is_included_by_exactly_one_page() -> None:
+    results = sorted((ROOT / "docs" / "benchmarks" / "results").glob("*.txt"))
+    assert results
+    pages = {path: path.read_text() for path in (ROOT / "docs").rglob("*.md")}
+    scripts = {path.stem for path in (ROOT / "benchmarks").glob("*.py")}
+    for result in results:
+        include = f'--8<-- "benchmarks/results/{result.name}"'
+        including = [str(path.relative_to(ROOT)) for path, text in pages.items() if text.count(include)]
+        assert len(including) == 1 and pages[ROOT / including[0]].count(include) == 1, (result.name, including)
+        # Named after the benchmark that writes it (benchmarks/record.py NAME -- ...).
+        assert result.stem.split("-")[0] in scripts, result.name
