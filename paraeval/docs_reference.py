@@ -153,6 +153,90 @@ def api_markdown() -> str:
     return "\n".join(lines) + "\n"
 
 
+TESTS_MAP_PAGE = ROOT / "tests" / "README.md"
+# Test files are named test_<area>_<topic>.py; each area covers these packages. A file whose
+# area is not here is listed under "Other" until someone names its area.
+TEST_AREAS: tuple[tuple[str, str, str], ...] = (
+    ("campaign", "annotate/ (flow, allocation, diff, quality, platforms, views)", "The volunteer campaign"),
+    ("aggregation", "annotate/aggregation.py", "The volunteer campaign"),
+    ("import", "annotate/importers/", "Importing pairs"),
+    ("export", "annotate/exports/", "Exports"),
+    ("spreadsheet", "annotate/exports/spreadsheet.py", "Exports"),
+    ("api", "annotate/api/, scoring/api/, paraeval/api_urls.py", "REST API"),
+    ("staff", "paraeval/views.py, paraeval/hub.py, annotate/staff.py", "Staff pages"),
+    ("ensure", "annotate/management/commands/ensure_staff.py", "Staff pages"),
+    ("dashboard", "scoring/views/dashboard.py, frontend/js/dashboard.js", "Dashboard"),
+    ("analysis", "scoring/analysis/", "Statistics"),
+    ("metrics", "scoring/metrics/", "Metrics"),
+    ("parapluie", "scoring/metrics/parapluie*.py, templates.py, lm.py", "Metrics"),
+    ("scoring", "scoring/ (configs, dispatch, runner, status)", "Scoring pipeline"),
+    ("workers", "scoring/ worker processes (tasks, worker, broker), docker-compose.yml", "Scoring pipeline"),
+    ("security", "paraeval/middleware.py, ratelimit.py, textcheck.py, settings", "Security and limits"),
+    ("limits", "paraeval/middleware.py, api_negotiation.py", "Security and limits"),
+    ("settings", "paraeval/settings.py, env.py", "Project"),
+    ("layers", "pyproject.toml [tool.importlinter]", "Project"),
+    ("docs", "docs/, mkdocs.yml, paraeval/docs_reference.py", "Project"),
+    ("run", "scripts/run.sh", "Project"),
+    ("suite", "scripts/test.sh, scripts/setup.sh", "Project"),
+)
+_SUPPORT_FILES = {
+    "conftest.py": "fixtures of the whole suite (Chromium, Redis URL, database guards)",
+    "builders.py": "the shared test builders (campaigns, pairs, volunteers, judgements, staff)",
+    "settings.py": "the test settings (production settings, test key and data folder)",
+    "corpora.py": "where the shared corpora are (tests that need them skip with the reason)",
+}
+
+
+def _first_docstring_line(path: Path) -> str:
+    import ast
+
+    docstring = ast.get_docstring(ast.parse(path.read_text())) or ""
+    return " ".join(docstring.split("\n\n")[0].split())
+
+
+def tests_map_markdown() -> str:
+    """tests/README.md: every test file under the package it covers, with its first docstring line."""
+    tests = ROOT / "tests"
+    lines = [
+        "# The tests",
+        "",
+        GENERATED_NOTE,
+        "",
+        "Files are named `test_<area>_<topic>.py`; the table says which code each area covers, so the",
+        "test of a module is found from its package. `scripts/test.sh` runs everything (CI);",
+        "`scripts/test.sh --fast` leaves out the browser, worker-process, model, large-file and fuzz tests",
+        "(markers `browser`, `worker`, `model`, `slow`, `fuzz` in `pyproject.toml`).",
+        "",
+    ]
+    files = sorted(path for path in tests.glob("test_*.py"))
+    groups: dict[str, list[tuple[Path, str]]] = {}
+    for path in files:
+        area = path.stem.removeprefix("test_").split("_")[0]
+        match = next((entry for entry in TEST_AREAS if entry[0] == area), None)
+        title = match[2] if match else "Other"
+        covers = match[1] if match else ""
+        groups.setdefault(title, []).append((path, covers))
+    order = [*dict.fromkeys(entry[2] for entry in TEST_AREAS), "Other"]
+    for title in order:
+        if title not in groups:
+            continue
+        lines += [f"## {title}", "", "| file | covers | what it checks |", "| --- | --- | --- |"]
+        for path, covers in groups[title]:
+            lines.append(f"| `{path.name}` | {_cell(covers)} | {_cell(_first_docstring_line(path))} |")
+        lines.append("")
+    lines += ["## Support", "", "| file | what |", "| --- | --- |"]
+    for name, what in _SUPPORT_FILES.items():
+        lines.append(f"| `{name}` | {what} |")
+    for path in sorted(tests.glob("*.py")):
+        if not path.name.startswith("test_") and path.name not in _SUPPORT_FILES and path.name != "__init__.py":
+            lines.append(f"| `{path.name}` | {_cell(_first_docstring_line(path))} |")
+    return "\n".join(lines) + "\n"
+
+
 def generated_pages() -> dict[Path, str]:
     """Each generated page's path and the text the code generates for it now."""
-    return {COMMANDS_PAGE: commands_markdown(), API_ENDPOINTS_PAGE: api_markdown()}
+    return {
+        COMMANDS_PAGE: commands_markdown(),
+        API_ENDPOINTS_PAGE: api_markdown(),
+        TESTS_MAP_PAGE: tests_map_markdown(),
+    }
