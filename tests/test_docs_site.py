@@ -156,3 +156,16 @@ def test_each_benchmark_output_is_included_by_exactly_one_page() -> None:
         assert len(including) == 1 and pages[ROOT / including[0]].count(include) == 1, (result.name, including)
         # Named after the benchmark that writes it (benchmarks/record.py NAME -- ...).
         assert result.stem.split("-")[0] in scripts, result.name
+
+
+def test_the_readme_is_a_door_into_the_site() -> None:
+    readme = (ROOT / "README.md").read_text()
+    assert len(readme.splitlines()) <= 200
+    # The two set-up commands come first, as the only commands of the first code block.
+    first_block = readme.split("```sh\n", 1)[1].split("```", 1)[0].splitlines()
+    assert [line.split()[0] for line in first_block] == ["scripts/run.sh", "scripts/test.sh"]
+    # Every relative link and image points at a file of the repository.
+    targets = re.findall(r"\]\(([^)#\s]+)(?:#[^)]*)?\)", readme)
+    local = [target for target in targets if "://" not in target]
+    assert local
+    assert [target for target in local if not (ROOT / target).exists()] == []
