@@ -1,23 +1,20 @@
 """The campaign guidelines, as the ParaPLUIE paper gave them to its judges (appendix A.2).
 
 The text and the five examples are copied verbatim from the paper (including its spelling),
-so a campaign run with ParaEval shows volunteers what the paper's volunteers saw. Pure data:
-the templates render it, with the word differences of each example highlighted.
+so a campaign run with ParaEval shows volunteers what the paper's volunteers saw. The texts are
+data (``guideline_texts/<language>.json``); the templates render them, with the word differences
+of each example highlighted.
 """
 
 from __future__ import annotations
 
+import json
 from dataclasses import dataclass
 from functools import cache
+from pathlib import Path
 
 from annotate.diff import Segment, highlight
 from annotate.labels import Label
-
-INTRODUCTION = (
-    "You are going to see two sentences. You are asked to estimate the extent to which the two "
-    "sentences share a common meaning. To help you, the differences between the sentences are "
-    "highlighted in yellow of which several examples are shown below."
-)
 
 
 @dataclass(frozen=True)
@@ -34,91 +31,40 @@ class GuidelineExample:
         return self.label is Label.DONT_KNOW
 
 
-EXAMPLES: tuple[GuidelineExample, ...] = (
-    GuidelineExample(
-        first="The cat drinks water.",
-        second="The cat eats kibble.",
-        label=Label.VERY_DIFFERENT,
-        explanation=(
-            "The associated actions have nothing in common even though the two sentences have the same subject."
-        ),
-    ),
-    GuidelineExample(
-        first="The cat drinks milk.",
-        second="The cat drinks water.",
-        label=Label.SLIGHTLY_SIMILAR,
-        explanation="The subjects and actions are similar, but water is not milk.",
-    ),
-    GuidelineExample(
-        first="The cat drinks water.",
-        second="The cat quenches its thirst.",
-        label=Label.MOSTLY_SIMILAR,
-        explanation="The only difference is that the first sentence specifies the type of liquid that is being drunk.",
-    ),
-    GuidelineExample(
-        first="The cat eats the mouse.",
-        second="The mouse is eaten by the cat.",
-        label=Label.SAME_MEANING,
-        explanation=(
-            "Differences linked to context interpretation in these two sentences are too small to say that "
-            "their meaning is different."
-        ),
-    ),
-    GuidelineExample(
-        first="The cat drinks tomato soup.",
-        second="Cat tomato soup.",
-        label=Label.DONT_KNOW,
-        explanation="The second sentence doesn't make any sense. We can't draw any conclusions from it.",
-    ),
-)
+# One JSON file per language in guideline_texts/ (``en.json`` is the paper's text): a language
+# is added by adding its file, not by editing code; the text stays reviewable by translators.
+TEXTS_DIR = Path(__file__).resolve().parent / "guideline_texts"
 
 
-# The French guidelines, written for ParaEval to be faithful to the paper's English (same
-# examples, same answers, same explanations), for campaigns whose pairs are in French.
-INTRODUCTION_FR = (
-    "Vous allez voir deux phrases. On vous demande d'estimer dans quelle mesure les deux phrases "
-    "partagent un sens commun. Pour vous aider, les différences entre les phrases sont surlignées en "
-    "jaune ; plusieurs exemples sont présentés ci-dessous."
-)
+@dataclass(frozen=True)
+class Guidelines:
+    """The guidelines of one language: the introduction and the five examples."""
 
-EXAMPLES_FR: tuple[GuidelineExample, ...] = (
-    GuidelineExample(
-        first="Le chat boit de l'eau.",
-        second="Le chat mange des croquettes.",
-        label=Label.VERY_DIFFERENT,
-        explanation="Les actions associées n'ont rien en commun, même si les deux phrases ont le même sujet.",
-    ),
-    GuidelineExample(
-        first="Le chat boit du lait.",
-        second="Le chat boit de l'eau.",
-        label=Label.SLIGHTLY_SIMILAR,
-        explanation="Les sujets et les actions sont semblables, mais l'eau n'est pas du lait.",
-    ),
-    GuidelineExample(
-        first="Le chat boit de l'eau.",
-        second="Le chat étanche sa soif.",
-        label=Label.MOSTLY_SIMILAR,
-        explanation="La seule différence est que la première phrase précise le type de liquide qui est bu.",
-    ),
-    GuidelineExample(
-        first="Le chat mange la souris.",
-        second="La souris est mangée par le chat.",
-        label=Label.SAME_MEANING,
-        explanation=(
-            "Les différences liées à l'interprétation du contexte dans ces deux phrases sont trop faibles "
-            "pour dire que leur sens est différent."
-        ),
-    ),
-    GuidelineExample(
-        first="Le chat boit de la soupe à la tomate.",
-        second="Chat soupe tomate.",
-        label=Label.DONT_KNOW,
-        explanation="La deuxième phrase n'a aucun sens. On ne peut en tirer aucune conclusion.",
-    ),
-)
+    language: str
+    introduction: str
+    examples: tuple[GuidelineExample, ...]
 
-INTRODUCTIONS: dict[str, str] = {"en": INTRODUCTION, "fr": INTRODUCTION_FR}
-EXAMPLES_BY_LANGUAGE: dict[str, tuple[GuidelineExample, ...]] = {"en": EXAMPLES, "fr": EXAMPLES_FR}
+
+def _load(path: Path) -> Guidelines:
+    data = json.loads(path.read_text(encoding="utf-8"))
+    examples = tuple(
+        GuidelineExample(
+            first=item["first"], second=item["second"], label=Label(item["label"]), explanation=item["explanation"]
+        )
+        for item in data["examples"]
+    )
+    return Guidelines(language=data["language"], introduction=data["introduction"], examples=examples)
+
+
+GUIDELINES: dict[str, Guidelines] = {path.stem: _load(path) for path in sorted(TEXTS_DIR.glob("*.json"))}
+INTRODUCTIONS: dict[str, str] = {language: entry.introduction for language, entry in GUIDELINES.items()}
+EXAMPLES_BY_LANGUAGE: dict[str, tuple[GuidelineExample, ...]] = {
+    language: entry.examples for language, entry in GUIDELINES.items()
+}
+INTRODUCTION = INTRODUCTIONS["en"]
+EXAMPLES = EXAMPLES_BY_LANGUAGE["en"]
+INTRODUCTION_FR = INTRODUCTIONS["fr"]
+EXAMPLES_FR = EXAMPLES_BY_LANGUAGE["fr"]
 
 
 def introduction(language: str = "en") -> str:
@@ -149,9 +95,11 @@ __all__ = [
     "EXAMPLES",
     "EXAMPLES_BY_LANGUAGE",
     "EXAMPLES_FR",
+    "GUIDELINES",
     "INTRODUCTION",
     "INTRODUCTION_FR",
     "GuidelineExample",
+    "Guidelines",
     "HighlightedExample",
     "highlighted_examples",
     "introduction",
