@@ -9,6 +9,7 @@ from pathlib import Path
 from unittest import mock
 
 import pytest
+from celery.utils.time import get_exponential_backoff_interval
 from django.db import OperationalError
 from django.utils import timezone
 
@@ -229,9 +230,17 @@ def test_score_batch_stores_a_non_transient_error_at_once(enabled) -> None:
 
 def test_backoff_grows_and_stays_under_the_cap(settings) -> None:
     settings.PARAEVAL_SCORING_RETRY_MAX_SECONDS = 60
-    for retries in range(10):
-        delay = tasks.backoff_seconds(retries)
-        assert 0 <= delay <= min(60, 5 * 2**retries)
+    settings.PARAEVAL_SCORING_MAX_RETRIES = 4
+    for task in (tasks.score_batch, tasks.score_pairs):
+        # Celery's own back-off: factor 5 s doubled each retry, full jitter, capped.
+        assert (task.retry_backoff, task.retry_jitter, task.retry_backoff_max) == (5, True, 60)
+        assert task.max_retries == 4
+        assert task.autoretry_for == tasks.TRANSIENT_ERRORS
+        for retries in range(10):
+            delay = get_exponential_backoff_interval(
+                factor=task.retry_backoff, retries=retries, maximum=task.retry_backoff_max, full_jitter=True
+            )
+            assert 0 <= delay <= min(60, 5 * 2**retries)
 
 
 def test_an_llm_task_takes_along_the_pairs_queued_behind_it(enabled, queue_dir: Path) -> None:
