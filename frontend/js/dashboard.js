@@ -36,17 +36,7 @@
 
   // --- helpers ---------------------------------------------------------------------------
 
-  function el(tag, className, text) {
-    const node = document.createElement(tag);
-    if (className) node.className = className;
-    if (text !== undefined && text !== null) node.textContent = String(text);
-    return node;
-  }
-
-  function fmt(value, digits) {
-    if (value === null || value === undefined || Number.isNaN(value)) return "–";
-    return Number(value).toFixed(digits === undefined ? 3 : digits);
-  }
+  const { el, fmt, formQuery } = window.ParaEval; // js/common.js
 
   function integer(value) {
     return value === null || value === undefined ? "–" : Number(value).toLocaleString("en-US");
@@ -93,11 +83,7 @@
   }
 
   function query() {
-    const params = new URLSearchParams();
-    for (const [name, value] of new FormData(form).entries()) {
-      if (value !== "") params.set(name, value);
-    }
-    return params;
+    return formQuery(form);
   }
 
   // --- fetching ------------------------------------------------------------------------------

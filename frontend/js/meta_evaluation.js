@@ -14,27 +14,13 @@
   let timer = null;
   let chart = null;
 
-  function el(tag, className, text) {
-    const node = document.createElement(tag);
-    if (className) node.className = className;
-    if (text !== undefined && text !== null) node.textContent = String(text);
-    return node;
-  }
-  function fmt(value, digits) {
-    if (value === null || value === undefined || Number.isNaN(value)) return "–";
-    return Number(value).toFixed(digits === undefined ? 3 : digits);
-  }
+  const { el, fmt, formQuery } = window.ParaEval; // js/common.js
   function pText(p) {
     if (p === null || p === undefined) return "–";
     return p < 0.001 ? "<0.001" : fmt(p, 3);
   }
   function query() {
-    const params = new URLSearchParams();
-    if (!form) return params;
-    for (const [name, value] of new FormData(form).entries()) {
-      if (value !== "" && name !== "campaign") params.set(name, value);
-    }
-    return params;
+    return formQuery(form, ["campaign"]);
   }
   function names() {
     const out = new Map();
