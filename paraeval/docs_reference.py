@@ -233,10 +233,38 @@ def tests_map_markdown() -> str:
     return "\n".join(lines) + "\n"
 
 
+MODULES_PAGE = ROOT / "docs" / "_generated" / "modules.md"
+_PACKAGE_ROLES = {
+    "paraeval": "the project: settings, routes, the site's own pages, request guards",
+    "annotate": "campaigns, pairs, volunteers, judgements: the volunteer flow, imports, exports",
+    "scoring": "metrics, scores, the workers that compute them, and the statistics of agreement",
+}
+
+
+def modules_markdown() -> str:
+    """Every module of the three packages with the first line of its docstring, by package folder.
+
+    Included by the architecture page, so the page names every module and stays current."""
+    lines = [GENERATED_NOTE, ""]
+    for package, role in _PACKAGE_ROLES.items():
+        lines += [f"### `{package}/` — {role}", "", "| module | what it is for |", "| --- | --- |"]
+        for path in sorted((ROOT / package).rglob("*.py")):
+            parts = path.relative_to(ROOT / package).parts
+            if "migrations" in parts or path.name == "__init__.py":
+                continue
+            if "commands" in parts:
+                continue  # listed on the management commands' reference page
+            summary = _first_docstring_line(path) or "Django's application configuration."
+            lines.append(f"| `{'/'.join(parts)}` | {_cell(summary)} |")
+        lines.append("")
+    return "\n".join(lines).rstrip() + "\n"
+
+
 def generated_pages() -> dict[Path, str]:
     """Each generated page's path and the text the code generates for it now."""
     return {
         COMMANDS_PAGE: commands_markdown(),
         API_ENDPOINTS_PAGE: api_markdown(),
         TESTS_MAP_PAGE: tests_map_markdown(),
+        MODULES_PAGE: modules_markdown(),
     }

@@ -169,3 +169,16 @@ def test_the_readme_is_a_door_into_the_site() -> None:
     local = [target for target in targets if "://" not in target]
     assert local
     assert [target for target in local if not (ROOT / target).exists()] == []
+
+
+def test_the_architecture_page_names_every_module(built_site: Path) -> None:
+    page = (built_site / "explanation" / "architecture.html").read_text()
+    missing = []
+    for package in ("paraeval", "annotate", "scoring"):
+        for path in sorted((ROOT / package).rglob("*.py")):
+            parts = path.relative_to(ROOT / package).parts
+            if "migrations" in parts or "commands" in parts or path.name == "__init__.py":
+                continue
+            if f"<code>{'/'.join(parts)}</code>" not in page:
+                missing.append(f"{package}/{'/'.join(parts)}")
+    assert missing == []
