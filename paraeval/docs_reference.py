@@ -260,6 +260,61 @@ def modules_markdown() -> str:
     return "\n".join(lines).rstrip() + "\n"
 
 
+METRICS_PAGE = ROOT / "docs" / "reference" / "metric-list.md"
+
+
+def metrics_markdown() -> str:
+    """Every built-in metric (and ParaPLUIE template) with its label, direction, threshold and queue.
+
+    Built from the registry with the default settings; plug-ins a researcher installs are listed
+    by ``manage.py list_metrics`` on their installation, not here."""
+    from scoring.metrics.registry import entries
+    from scoring.metrics.templates import load_templates
+
+    lines = [
+        "# Every metric and template",
+        "",
+        GENERATED_NOTE,
+        "",
+        "The metrics ParaEval ships, as the registry builds them with the default settings (the",
+        "embedded models). `PARAEVAL_METRICS` chooses among them by name or alias; a name takes",
+        "options in brackets (`bleu[tokenize=moses,lowercase=false]`, see [Metrics](metrics.md)).",
+        "`manage.py list_metrics` shows the same on an installation, with each configuration's",
+        "hash and whether its model is there (`--probe` scores one pair).",
+        "",
+        "| name | aliases | label | direction | natural threshold | queue | what |",
+        "| --- | --- | --- | --- | --- | --- | --- |",
+    ]
+    for name, entry in entries().items():
+        if not entry.target.startswith("scoring.metrics."):
+            continue  # an installed plug-in: not part of ParaEval
+        metric = entry.build()
+        threshold = "" if metric.natural_threshold is None else f"{metric.natural_threshold:g}"
+        arrow = "↑ higher is closer" if metric.direction.value == "higher" else "↓ lower is closer"
+        lines.append(
+            f"| `{name}` | {', '.join(f'`{alias}`' for alias in entry.aliases)} | {_cell(metric.label)} | {arrow} "
+            f"| {threshold} | `{metric.queue}` | {_cell(metric.description)} |"
+        )
+    lines += [
+        "",
+        "## ParaPLUIE templates",
+        "",
+        "Data files in `scoring/metrics/prompt_templates/` (and any folder of `PARAPLUIE_TEMPLATE_DIRS`);",
+        "`manage.py list_templates --show NAME` prints one filled with an example pair.",
+        "",
+        "| template | metric | language | kind | turns | answers | what |",
+        "| --- | --- | --- | --- | --- | --- | --- |",
+    ]
+    for name, template in load_templates().items():
+        if not template.path.is_relative_to(ROOT):
+            continue
+        lines.append(
+            f"| `{name}` | `parapluie_{name}` | {template.language} | {template.kind.value} | {len(template.turns)} "
+            f"| {template.yes}/{template.no} | {_cell(template.description)} |"
+        )
+    return "\n".join(lines) + "\n"
+
+
 def generated_pages() -> dict[Path, str]:
     """Each generated page's path and the text the code generates for it now."""
     return {
@@ -267,4 +322,5 @@ def generated_pages() -> dict[Path, str]:
         API_ENDPOINTS_PAGE: api_markdown(),
         TESTS_MAP_PAGE: tests_map_markdown(),
         MODULES_PAGE: modules_markdown(),
+        METRICS_PAGE: metrics_markdown(),
     }
