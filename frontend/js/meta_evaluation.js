@@ -143,8 +143,8 @@
     wrap.appendChild(heat);
     document.getElementById("meta-heatmap").replaceChildren(wrap);
     const tests = meta.paired.filter((t) => t.statistic === ranking.statistic);
-    const pairRows = tests.map((t) => [label.get(t.metric_a) + " vs " + label.get(t.metric_b), String(t.n), fmt(t.value_a), fmt(t.value_b), fmt(t.difference), interval(t.interval), pText(t.p_permutation), pText(t.p_jackknife !== null ? t.p_jackknife : t.p_bootstrap), pText(t.p_williams), pText(t.p_holm), t.reason || ""]);
-    document.getElementById("meta-paired").replaceChildren(table("meta-paired", ["Metrics (A vs B)", "Pairs", "A", "B", "A − B", "95% CI", "p perm.", "p boot./jack.", "p Williams", "p Holm", "Note"], pairRows));
+    const pairRows = tests.map((t) => [label.get(t.metric_a) + " vs " + label.get(t.metric_b), String(t.n), fmt(t.value_a), fmt(t.value_b), fmt(t.difference), interval(t.interval), pText(t.p_permutation), pText(t.p_jackknife !== null ? t.p_jackknife : t.p_bootstrap), pText(t.p_williams), pText(t.p_delong), pText(t.p_holm), t.reason || ""]);
+    document.getElementById("meta-paired").replaceChildren(table("meta-paired", ["Metrics (A vs B)", "Pairs", "A", "B", "A − B", "95% CI", "p perm.", "p boot./jack.", "p Williams", "p DeLong", "p Holm", "Note"], pairRows));
   }
 
   function renderThresholds() {

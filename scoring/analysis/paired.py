@@ -6,12 +6,15 @@ pairs both scored:
 
 - a **paired permutation test** (mt-metrics-eval's PERM-BOTH): per pair, A's and B's values are
   swapped with probability 1/2 and the difference of the statistic is recomputed. The per-pair
-  values are made comparable first: z-scores for Pearson, ranks (computed once on the sample)
-  for AUC and Spearman, per-pair correctness for the accuracies. On these values each
-  statistic is a function of a few sums, so a block of resamples is one matrix product of the
-  ±1 swap matrix with the stacked per-pair vectors of every comparison (a naive loop over
-  resamples and pairs costs ~1000x more). Kendall's tau is not a function of per-pair sums, so
-  its test is the bootstrap one below.
+  values are made comparable first: z-scores for Pearson, percentile ranks for AUC and
+  Spearman, per-pair correctness for the accuracies. For ROC AUC both AUCs are recomputed on
+  the swapped percentile ranks; that difference is exactly linear in the swaps
+  (:func:`auc_swap_contributions`), as are the other statistics' sums, so a block of resamples
+  is one matrix product of the ±1 swap matrix with the stacked per-pair vectors of every
+  comparison (a naive loop over resamples and pairs costs ~1000x more). Kendall's tau is not a
+  function of per-pair sums, so its test is the jackknife below.
+- **DeLong's test** for two correlated ROC AUCs (DeLong et al. 1988, fast form of Sun & Xu
+  2014): the analytic default for AUC (its p-value is the one the clusters use).
 - a **paired bootstrap**: the same resampled pairs (counts drawn with replacement) for both
   metrics; the statistic is recomputed in each resample (ranks re-derived from the counts), and
   the percentile interval of the difference is reported with a two-sided bootstrap p-value.
@@ -98,13 +101,17 @@ class PairedTest:
     p_bootstrap: float | None = None
     p_williams: float | None = None
     p_jackknife: float | None = None  # Kendall: its test (see _jackknife_kendall)
+    p_delong: float | None = None  # ROC AUC: DeLong's test (see delong_components)
     interval: Interval | None = None
     reason: str | None = None
     p_holm: float | None = None  # filled by holm() over the statistic's comparisons
 
     @property
     def p_value(self) -> float | None:
-        """The test's p-value: the permutation test's, else the jackknife's (Kendall)."""
+        """The test's p-value: DeLong's for ROC AUC, else the permutation test's, else the
+        jackknife's (Kendall)."""
+        if self.statistic is Statistic.AUC and self.p_delong is not None:
+            return self.p_delong
         return self.p_permutation if self.p_permutation is not None else self.p_jackknife
 
 
@@ -261,6 +268,70 @@ def auc_from_ranks(ranks: FloatArray, positive: BoolArray) -> float | None:
     return float((ranks[positive].sum() - p * (p + 1) / 2) / (p * q))
 
 
+def delong_components(scores: FloatArray, positive: BoolArray) -> tuple[FloatArray, FloatArray]:
+    """DeLong's structural components of one metric's AUC (Sun & Xu 2014, from mid-ranks).
+
+    V10[i] (each positive i) = share of negatives below it (ties 1/2), V01[j] (each negative j) =
+    share of positives above it; both have the AUC as their mean.
+    """
+    pos, neg = scores[positive], scores[~positive]
+    p, q = len(pos), len(neg)
+    overall = stats.rankdata(scores)
+    v10 = (overall[positive] - stats.rankdata(pos)) / q
+    v01 = 1 - (overall[~positive] - stats.rankdata(neg)) / p
+    return v10, v01
+
+
+def delong_test(a: tuple[FloatArray, FloatArray], b: tuple[FloatArray, FloatArray]) -> tuple[float, float, float]:
+    """DeLong, DeLong & Clarke-Pearson (1988) for AUC(A) - AUC(B) on the same pairs, from each
+    metric's :func:`delong_components`: (difference, its standard error, two-sided p)."""
+    d10, d01 = a[0] - b[0], a[1] - b[1]
+    difference = float(d10.mean())
+    variance = 0.0
+    for part in (d10, d01):
+        if len(part) > 1:
+            variance += float(part.var(ddof=1)) / len(part)
+    se = math.sqrt(max(variance, 0.0))
+    # A zero spread: identical rankings (p = 1) or a difference that no reordering explains.
+    if se == 0 or se < 1e-12 * max(1.0, abs(difference)):
+        return difference, 0.0, 1.0 if abs(difference) < 1e-12 else 0.0
+    return difference, se, float(2 * stats.norm.sf(abs(difference) / se))
+
+
+def auc_swap_contributions(u: FloatArray, v: FloatArray, positive: BoolArray) -> FloatArray:
+    """c with AUC(A') - AUC(B') = sum_i s_i c_i for every swap pattern s (+1 keep, -1 swap).
+
+    A' takes A's value u_i where s_i = +1 and B's v_i where s_i = -1 (B' the other one), and
+    both AUCs are recomputed on the swapped values, ties counted 1/2: the correct paired
+    permutation of Delta AUC. Each positive-negative couple (i, j) contributes a function of
+    (s_i, s_j) that is odd in the swap of both, so it has no s_i s_j term: Delta AUC is *linear*
+    in the swaps, with
+        c_i = 1/2 [below(u_i) - below(v_i)] / PQ for a positive i (below: the 2Q values u_j, v_j
+              of the negatives under it),
+        c_j = 1/2 [above(u_j) - above(v_j)] / PQ for a negative j (above: the 2P values of the
+              positives over it).
+    So a whole block of resamples is one matrix product, exact (checked against a brute-force
+    recomputation of both AUCs with scikit-learn in the tests).
+    """
+    p = int(np.count_nonzero(positive))
+    q = len(positive) - p
+    negatives = np.sort(np.concatenate([u[~positive], v[~positive]]))
+    positives = np.sort(np.concatenate([u[positive], v[positive]]))
+
+    def below(x: FloatArray) -> FloatArray:
+        left = np.searchsorted(negatives, x, "left")
+        return left + (np.searchsorted(negatives, x, "right") - left) / 2
+
+    def above(x: FloatArray) -> FloatArray:
+        right = np.searchsorted(positives, x, "right")
+        return len(positives) - right + (right - np.searchsorted(positives, x, "left")) / 2
+
+    c = np.empty(len(u))
+    c[positive] = (below(u[positive]) - below(v[positive])) / 2
+    c[~positive] = (above(u[~positive]) - above(v[~positive])) / 2
+    return c / (p * q)
+
+
 # --- per-resample statistics (bootstrap) ----------------------------------------------------------
 
 
@@ -368,6 +439,7 @@ class _Job:
     value_a: float = math.nan
     value_b: float = math.nan
     williams: float | None = None
+    delong: float | None = None
     jackknife_se: float | None = None
 
 
@@ -414,8 +486,8 @@ def _per_pair_values(data: PairedInput, job: _Job) -> tuple[FloatArray, FloatArr
     if job.statistic is Statistic.ACCURACY_CV:
         return data.cv_correct[job.a, items], data.cv_correct[job.b, items], None
     a, b = data.scores[job.a, items], data.scores[job.b, items]
-    if job.statistic is Statistic.AUC:
-        return stats.rankdata(a), stats.rankdata(b), None
+    if job.statistic is Statistic.AUC:  # percentile ranks: the two metrics on one scale
+        return stats.rankdata(a) / len(a), stats.rankdata(b) / len(b), None
     human = data.graded[items]
     if job.statistic is Statistic.PEARSON:
         return _zscore(a), _zscore(b), human
@@ -473,16 +545,20 @@ def _run_group(data: PairedInput, group: list[_Job], options: PairedOptions) -> 
     columns: list[FloatArray] = []
     constants: list[tuple[_Job, dict[str, float]]] = []
     human_cache: dict[str, FloatArray] = {}
+    components: dict[int, tuple[FloatArray, FloatArray]] = {}
     for job in group:
         u, v, human = _per_pair_values(data, job)
         d = u - v
         mid = (u + v) / 2
         job.columns = list(range(len(columns), len(columns) + (3 if human is not None else 1)))
         if job.statistic is Statistic.AUC:
-            p, q = int(positive.sum()), int((~positive).sum())
-            columns.append(np.where(positive, d, 0.0) / (p * q))
-            job.value_a = auc_from_ranks(u, positive) or math.nan
-            job.value_b = auc_from_ranks(v, positive) or math.nan
+            columns.append(auc_swap_contributions(u, v, positive))
+            for index in (job.a, job.b):
+                if index not in components:
+                    components[index] = delong_components(data.scores[index, items], positive)
+            job.value_a = float(components[job.a][0].mean())
+            job.value_b = float(components[job.b][0].mean())
+            job.delong = delong_test(components[job.a], components[job.b])[2]
         elif human is None:  # accuracies: mean correctness
             columns.append(d / n)
             job.value_a, job.value_b = float(u.mean()), float(v.mean())
@@ -729,6 +805,7 @@ def _finish(job: _Job, options: PairedOptions, metric_ids: list[int]) -> PairedT
         p_bootstrap=p_boot,
         p_williams=job.williams,
         p_jackknife=p_jackknife,
+        p_delong=job.delong,
         interval=interval,
     )
 
