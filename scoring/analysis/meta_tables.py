@@ -36,8 +36,8 @@ def meta_tables(meta: MetaEvaluation) -> list[Table]:
         table = Table(
             key,
             f"Ranking — {ranking.label}",
-            f"Cluster = 1 + metrics significantly better (p < {meta.options.alpha}, {correction} correction; "
-            f"{meta.options.resamples} resamples, seed {meta.options.seed}).",
+            f"Cluster = 1 + metrics significantly better (p < {meta.options.alpha}, {ranking.test} test, "
+            f"{correction} correction; seed {meta.options.seed}). {ranking.floor_note}",
             ["Metric"],
             ["Cluster", ranking.label, "Pairs", "Beaten by"],
             text_columns=[3],
@@ -62,7 +62,7 @@ def meta_tables(meta: MetaEvaluation) -> list[Table]:
         matrix = Table(
             f"meta_matrix_{ranking.statistic.value}",
             f"Paired p-values — {ranking.label}",
-            f"p-value of every two metrics ({correction} correction).",
+            f"p-value of every two metrics ({ranking.test} test, {correction} correction). {ranking.floor_note}",
             ["Metric"],
             [names[metric.id] for metric in meta.metrics],
         )

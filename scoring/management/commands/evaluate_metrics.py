@@ -75,6 +75,14 @@ class Command(BaseCommand):
             help="Also print the meta-evaluation: paired tests with clusters and the p-value matrix, threshold "
             "honesty, ties, systems, human ceiling and calibration (computed here, may take seconds).",
         )
+        parser.add_argument(
+            "--permutation-resamples",
+            type=int,
+            default=None,
+            help="With --meta: resamples of the Monte-Carlo permutation tests (Spearman). Default: chosen from the "
+            "number of metric pairs so that a Holm-adjusted p below 0.05 is reachable; each matrix states the "
+            "smallest p it can reach.",
+        )
 
     def handle(self, *args: Any, **options: Any) -> None:
         campaign = self._campaign(options["campaign"])
@@ -152,8 +160,17 @@ class Command(BaseCommand):
                 failed=data.failed[keep],
             )
         resamples = report["bootstrap"]["resamples"] or 1000
+        permutation = options.get("permutation_resamples")
+        if permutation is not None and permutation < 1:
+            raise CommandError(f"--permutation-resamples: must be at least 1, got {permutation}")
         meta = meta_evaluation(
-            data, MetaOptions(reference=filters.reference, resamples=resamples, seed=report["bootstrap"]["seed"])
+            data,
+            MetaOptions(
+                reference=filters.reference,
+                resamples=resamples,
+                seed=report["bootstrap"]["seed"],
+                permutation_resamples=permutation,
+            ),
         )
         return meta_tables(meta)
 
