@@ -63,7 +63,13 @@ class Command(BaseCommand):
             default=None,
             help=f"Bootstrap resamples for the 95%% intervals (default {default_resamples()}; 0: none).",
         )
-        parser.add_argument("--seed", type=int, default=None, help="Seed of the bootstrap (fixed by default).")
+        parser.add_argument(
+            "--seed",
+            type=int,
+            default=None,
+            help="Seed of every resampling (bootstrap, paired tests, cross-validation); default: the PARAEVAL_SEED "
+            "setting, as on the dashboard and in the API.",
+        )
         parser.add_argument(
             "--metrics",
             default="",
