@@ -101,7 +101,7 @@ def test_eight_metrics_separate_into_several_clusters_on_every_statistic():
     )
     assert by[P.Statistic.AUC].test == "DeLong" and by[P.Statistic.AUC].smallest_p is None
     assert by[P.Statistic.PEARSON].test == "Williams" and by[P.Statistic.KENDALL].test == "jackknife"
-    assert by[P.Statistic.AUC].floor_note == "DeLong test (analytic or exact): no resampling floor on its p-values."
+    assert by[P.Statistic.AUC].floor_note == "DeLong test (analytic): no resampling floor on its p-values."
 
 
 def test_too_few_resamples_is_said_with_how_many_are_needed():
@@ -127,3 +127,10 @@ def test_identical_metrics_share_a_cluster_on_every_statistic():
         rows = {row.metric: row for row in ranking.rows}
         if 1 in rows:
             assert 2 not in rows[1].beaten_by and 1 not in rows[2].beaten_by, ranking.statistic
+
+
+def test_a_single_metric_says_nothing_was_compared():
+    meta = meta_evaluation(campaign(n=60, metrics=1), MetaOptions(resamples=50))
+    for ranking in meta.rankings:
+        assert ranking.comparisons == 0 and ranking.smallest_p is None
+        assert ranking.floor_note == f"{ranking.test} test: no two metrics could be compared on these pairs."

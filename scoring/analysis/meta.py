@@ -405,8 +405,12 @@ def _with_floor(ranking: Ranking, tests: list[PairedTest], options: MetaOptions)
     factor = k if options.correction is Correction.HOLM else 1
     method = PRIMARY_TEST[statistic]
     adjusted = f"{options.correction.value}-adjusted " if options.correction is Correction.HOLM else ""
-    if statistic not in MONTE_CARLO or not tested:
-        note = f"{method} test (analytic or exact): no resampling floor on its p-values."
+    if not tested:
+        note = f"{method} test: no two metrics could be compared on these pairs."
+        return dataclasses.replace(ranking, test=method, comparisons=0, floor_note=note)
+    if statistic not in MONTE_CARLO:
+        kind = "exact" if method == "exact McNemar" else "analytic"
+        note = f"{method} test ({kind}): no resampling floor on its p-values."
         return dataclasses.replace(ranking, test=method, comparisons=k, floor_note=note)
     floors = [
         (smallest_p(test.permutation_resamples, test.permutation_exact), test)
