@@ -97,7 +97,7 @@ def test_eight_metrics_separate_into_several_clusters_on_every_statistic():
     assert spearman.test == "permutation" and spearman.comparisons == 28 and spearman.resamples == 5599
     assert spearman.smallest_p == pytest.approx(28 * 2 / 5600) and spearman.reachable
     assert spearman.floor_note == (
-        "permutation test, 5599 resamples: the smallest reachable holm-adjusted p over 28 comparisons is 0.01."
+        "Permutation test, 5599 resamples: the smallest reachable Holm-adjusted p over 28 comparisons is 0.01."
     )
     assert by[P.Statistic.AUC].test == "DeLong" and by[P.Statistic.AUC].smallest_p is None
     assert by[P.Statistic.PEARSON].test == "Williams" and by[P.Statistic.KENDALL].test == "jackknife"
@@ -109,7 +109,7 @@ def test_too_few_resamples_is_said_with_how_many_are_needed():
     (spearman,) = [r for r in meta.rankings if r.statistic is P.Statistic.SPEARMAN]
     assert not spearman.reachable and spearman.resamples == 1000
     assert spearman.floor_note == (
-        "permutation test, 1000 resamples: the smallest reachable holm-adjusted p over 28 comparisons is 0.0559. "
+        "Permutation test, 1000 resamples: the smallest reachable Holm-adjusted p over 28 comparisons is 0.0559. "
         "No difference can reach p < 0.05: raise the permutation resamples to at least 5599 (5.6 x)."
     )
     tables = {table.key: table for table in meta_tables(meta)}
@@ -133,4 +133,5 @@ def test_a_single_metric_says_nothing_was_compared():
     meta = meta_evaluation(campaign(n=60, metrics=1), MetaOptions(resamples=50))
     for ranking in meta.rankings:
         assert ranking.comparisons == 0 and ranking.smallest_p is None
-        assert ranking.floor_note == f"{ranking.test} test: no two metrics could be compared on these pairs."
+        sentence = ranking.test[0].upper() + ranking.test[1:]
+        assert ranking.floor_note == f"{sentence} test: no two metrics could be compared on these pairs."

@@ -77,7 +77,7 @@
       const body = await response.json();
       if (params !== lastQuery) return;
       if (response.status === 200) {
-        status.textContent = "Paired comparisons ready (" + body.meta.options.resamples + " resamples, seed " + body.meta.options.seed + ", " + body.meta.options.correction + " correction).";
+        status.textContent = "Paired comparisons ready (bootstrap: " + body.meta.options.resamples + " resamples; seed " + body.meta.options.seed + ", " + body.meta.options.correction + " correction).";
         root.dataset.state = "ready";
         if (!meta || meta.version !== body.meta.version) {
           meta = body.meta;

@@ -404,14 +404,15 @@ def _with_floor(ranking: Ranking, tests: list[PairedTest], options: MetaOptions)
     k = len(tested)
     factor = k if options.correction is Correction.HOLM else 1
     method = PRIMARY_TEST[statistic]
-    adjusted = f"{options.correction.value}-adjusted " if options.correction is Correction.HOLM else ""
+    adjusted = "Holm-adjusted " if options.correction is Correction.HOLM else ""
+    method = method[0].upper() + method[1:]  # the note is a sentence
     if not tested:
         note = f"{method} test: no two metrics could be compared on these pairs."
-        return dataclasses.replace(ranking, test=method, comparisons=0, floor_note=note)
+        return dataclasses.replace(ranking, test=PRIMARY_TEST[statistic], comparisons=0, floor_note=note)
     if statistic not in MONTE_CARLO:
-        kind = "exact" if method == "exact McNemar" else "analytic"
+        kind = "exact" if method == "Exact McNemar" else "analytic"
         note = f"{method} test ({kind}): no resampling floor on its p-values."
-        return dataclasses.replace(ranking, test=method, comparisons=k, floor_note=note)
+        return dataclasses.replace(ranking, test=PRIMARY_TEST[statistic], comparisons=k, floor_note=note)
     floors = [
         (smallest_p(test.permutation_resamples, test.permutation_exact), test)
         for test in tested
@@ -441,7 +442,7 @@ def _with_floor(ranking: Ranking, tests: list[PairedTest], options: MetaOptions)
             )
     return dataclasses.replace(
         ranking,
-        test=method,
+        test=PRIMARY_TEST[statistic],
         comparisons=k,
         resamples=resamples,
         smallest_p=floor,
