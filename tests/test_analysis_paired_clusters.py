@@ -135,3 +135,23 @@ def test_a_single_metric_says_nothing_was_compared():
         assert ranking.comparisons == 0 and ranking.smallest_p is None
         sentence = ranking.test[0].upper() + ranking.test[1:]
         assert ranking.floor_note == f"{sentence} test: no two metrics could be compared on these pairs."
+
+
+def test_each_test_is_the_same_alone_or_beside_longer_monte_carlo_runs():
+    # The Spearman permutation runs longer than the others on the same swap matrices: each
+    # comparison's null must not depend on which other statistics were computed with it.
+    rng = np.random.default_rng(9)
+    n = 300
+    human = rng.integers(1, 5, n).astype(float)
+    scores = np.vstack([human + rng.normal(0, s, n) for s in (0.8, 1.2, 2.0)])
+    empty = np.full(scores.shape, np.nan)
+    data = P.PairedInput([1, 2, 3], scores, (human >= 3).astype(np.int8), human, empty, empty)
+    together = {(t.statistic, t.metric_a, t.metric_b): t for t in P.compare(data, P.PairedOptions(resamples=300))}
+    for statistic in (P.Statistic.AUC, P.Statistic.PEARSON, P.Statistic.SPEARMAN):
+        alone = P.compare(data, P.PairedOptions(resamples=300, statistics=(statistic,)))
+        for test in alone:
+            other = together[(statistic, test.metric_a, test.metric_b)]
+            assert test.p_permutation == other.p_permutation and test.p_value == other.p_value
+            assert test.permutation_resamples == other.permutation_resamples
+    assert together[(P.Statistic.SPEARMAN, 1, 2)].permutation_resamples == P.resamples_for(3, 0.05) == 599
+    assert together[(P.Statistic.AUC, 1, 2)].permutation_resamples == 300
