@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import pytest
+from django.conf import settings
 from django.core.cache import cache
 
 from scoring.analysis.service import shared_cache
@@ -28,7 +29,7 @@ def test_computing_then_ready(staff_api, queue_dir):  # type: ignore[no-untyped-
     assert first.json()["message"] == "Computing the paired comparisons…"
     # What the cpu worker runs (the message it was sent has these arguments).
     filters = {"reference": "volunteers", "origin": None, "english_level": None, "date_from": None, "date_to": None}
-    version = compute_meta_evaluation(scored.campaign.pk, filters, 50, 20250102)
+    version = compute_meta_evaluation(scored.campaign.pk, filters, 50, settings.PARAEVAL_SEED)
     ready = staff_api.get(url)
     assert ready.status_code == 200
     body = ready.json()

@@ -24,6 +24,7 @@ from typing import Any
 import krippendorff
 import numpy as np
 import pytest
+from django.conf import settings
 from django.contrib.auth import get_user_model
 from django.core.cache import cache
 from scipy import stats
@@ -101,8 +102,10 @@ def dashboard(client, queue_dir):  # type: ignore[no-untyped-def]
     compute_report_intervals(built.campaign.pk, filters, first["bootstrap"]["resamples"], first["bootstrap"]["seed"])
     report = client.get(DATA, {"campaign": "pinned"}).json()
     assert report["bootstrap"]["state"] == "ready"
-    compute_meta_evaluation(built.campaign.pk, filters, 1000, 20250102)
-    status = meta_status(built.campaign.pk, resamples=1000, seed=20250102, enqueue=False)
+    # The dashboard's seed: the PARAEVAL_SEED setting (the report's seed too).
+    assert first["bootstrap"]["seed"] == settings.PARAEVAL_SEED
+    compute_meta_evaluation(built.campaign.pk, filters, 1000, settings.PARAEVAL_SEED)
+    status = meta_status(built.campaign.pk, resamples=1000, enqueue=False)
     assert status.state == "ready"
     yield built, report, status.data
     cache.clear()

@@ -63,7 +63,7 @@
       const body = await response.json();
       if (params !== lastQuery) return;
       if (response.status === 200) {
-        status.textContent = "Paired comparisons ready (" + body.meta.options.resamples + " resamples, seed " + body.meta.options.seed + ", " + body.meta.options.correction + " correction).";
+        status.textContent = "Paired comparisons ready (bootstrap: " + body.meta.options.resamples + " resamples; seed " + body.meta.options.seed + ", " + body.meta.options.correction + " correction).";
         root.dataset.state = "ready";
         if (!meta || meta.version !== body.meta.version) {
           meta = body.meta;
@@ -103,7 +103,7 @@
     const rows = ranking.rows.map((r) => [label.get(r.metric), String(r.rank), fmt(r.value), String(r.n), r.beaten_by.map((id) => label.get(id)).join(", ") || "none"]);
     document.getElementById("meta-ranking").replaceChildren(
       rows.length ? table("meta-ranking", ["Metric", "Cluster", ranking.label, "Pairs", "Significantly beaten by"], rows,
-        "Rank cluster = 1 + the number of metrics significantly better (p < " + meta.options.alpha + " after " + meta.options.correction + " correction).") : el("p", "note", "No metric has this statistic on these pairs."));
+        "Rank cluster = 1 + the number of metrics significantly better (p < " + meta.options.alpha + ", " + ranking.test + " test, " + meta.options.correction + " correction).") : el("p", "note", "No metric has this statistic on these pairs."));
     // Heat map: one cell per metric pair, shade by p-value bucket (classes, no inline styles).
     const ids = meta.metrics.map((m) => m.id);
     const heat = el("table", "data-table heatmap");
@@ -127,10 +127,13 @@
     heat.append(thead, tbody);
     const wrap = el("div", "table-scroll");
     wrap.appendChild(heat);
-    document.getElementById("meta-heatmap").replaceChildren(wrap);
+    // Beside the matrix: its test and the smallest p it can reach (a Monte-Carlo floor can hide every difference).
+    const floor = el("p", ranking.reachable ? "caption meta-floor" : "caption meta-floor warning", ranking.floor_note);
+    floor.dataset.reachable = String(ranking.reachable);
+    document.getElementById("meta-heatmap").replaceChildren(floor, wrap);
     const tests = meta.paired.filter((t) => t.statistic === ranking.statistic);
-    const pairRows = tests.map((t) => [label.get(t.metric_a) + " vs " + label.get(t.metric_b), String(t.n), fmt(t.value_a), fmt(t.value_b), fmt(t.difference), interval(t.interval), pText(t.p_permutation), pText(t.p_jackknife !== null ? t.p_jackknife : t.p_bootstrap), pText(t.p_williams), pText(t.p_holm), t.reason || ""]);
-    document.getElementById("meta-paired").replaceChildren(table("meta-paired", ["Metrics (A vs B)", "Pairs", "A", "B", "A − B", "95% CI", "p perm.", "p boot./jack.", "p Williams", "p Holm", "Note"], pairRows));
+    const pairRows = tests.map((t) => [label.get(t.metric_a) + " vs " + label.get(t.metric_b), String(t.n), fmt(t.value_a), fmt(t.value_b), fmt(t.difference), interval(t.interval), pText(t.p_permutation), pText(t.p_jackknife !== null ? t.p_jackknife : t.p_bootstrap), pText(t.p_williams), pText(t.p_delong), pText(t.p_holm), t.reason || ""]);
+    document.getElementById("meta-paired").replaceChildren(table("meta-paired", ["Metrics (A vs B)", "Pairs", "A", "B", "A − B", "95% CI", "p perm.", "p boot./jack.", "p Williams", "p DeLong", "p Holm", "Note"], pairRows));
   }
 
   function renderThresholds() {

@@ -25,11 +25,15 @@ from scoring.analysis.labels import BINARY_OF_CODE, Reference
 from scoring.analysis.paired import (
     DEFAULT_RESAMPLES,
     DEFAULT_SEED,
+    MONTE_CARLO,
+    PRIMARY_TEST,
     PairedInput,
     PairedOptions,
     PairedTest,
     Statistic,
     compare,
+    resamples_for,
+    smallest_p,
 )
 from scoring.analysis.report import AnalysisInput, MetricInfo, human_labels
 from scoring.analysis.systems import SPA_BOOTSTRAP, GroupMetric, SystemView, source_groups, system_view
@@ -44,7 +48,7 @@ from scoring.analysis.thresholds import (
 from scoring.analysis.ties import TieStatistics, tie_statistics
 
 # Bump when a change here changes a number of the meta-evaluation (part of its cache key).
-META_VERSION = "2"
+META_VERSION = "3"
 ALPHA = 0.05
 
 
@@ -62,6 +66,9 @@ class MetaOptions:
     folds: int = DEFAULT_FOLDS
     correction: Correction = Correction.HOLM
     alpha: float = ALPHA
+    # Resamples of the Monte-Carlo permutation tests (Spearman); None: chosen from the number of
+    # comparisons so that an adjusted p below alpha is reachable (see paired.resamples_for).
+    permutation_resamples: int | None = None
 
 
 @dataclass(frozen=True)
@@ -87,6 +94,12 @@ class Ranking:
     label: str
     rows: list[RankRow]
     matrix: list[list[float | None]]  # p-values (corrected when a correction is chosen), rows/cols = metric order
+    test: str = ""  # the test behind the matrix (DeLong, Williams, jackknife, exact McNemar, permutation)
+    comparisons: int = 0  # metric pairs tested (the Holm family)
+    resamples: int | None = None  # Monte-Carlo resamples; None: an analytic or exact test
+    smallest_p: float | None = None  # smallest reachable (adjusted) p; None: no resampling floor
+    reachable: bool = True  # can a p below alpha be reached at all?
+    floor_note: str = ""  # the sentence shown beside the matrix
 
 
 @dataclass(frozen=True)
@@ -238,7 +251,13 @@ def meta_evaluation(data: AnalysisInput, options: MetaOptions | None = None) -> 
             natural_correct=natural_correct,
             cv_correct=cv_correct,
         ),
-        PairedOptions(resamples=options.resamples, seed=options.seed, confidence=options.confidence),
+        PairedOptions(
+            resamples=options.resamples,
+            seed=options.seed,
+            confidence=options.confidence,
+            alpha=options.alpha,
+            permutation_resamples=options.permutation_resamples,
+        ),
     )
     rankings = _rankings(
         data.metrics, paired, oriented, labels.binary, labels.graded, natural_correct, cv_correct, options
@@ -373,5 +392,60 @@ def _rankings(
                 continue
             rows.append(RankRow(metric_id, value, n, 1 + len(better[metric_id]), sorted(better[metric_id])))
         rows.sort(key=lambda row: (row.rank, -(row.value or 0.0)))
-        out.append(Ranking(statistic, statistic.label, rows, matrix))
+        out.append(_with_floor(Ranking(statistic, statistic.label, rows, matrix), tests, options))
     return out
+
+
+def _with_floor(ranking: Ranking, tests: list[PairedTest], options: MetaOptions) -> Ranking:
+    """The test behind a matrix and the smallest p it can reach (issue 17: at 1,000 resamples
+    Holm over 28 comparisons cannot go below 0.056, so no metric could be separated)."""
+    statistic = ranking.statistic
+    tested = [test for test in tests if test.p_value is not None]
+    k = len(tested)
+    factor = k if options.correction is Correction.HOLM else 1
+    method = PRIMARY_TEST[statistic]
+    adjusted = "Holm-adjusted " if options.correction is Correction.HOLM else ""
+    method = method[0].upper() + method[1:]  # the note is a sentence
+    if not tested:
+        note = f"{method} test: no two metrics could be compared on these pairs."
+        return dataclasses.replace(ranking, test=PRIMARY_TEST[statistic], comparisons=0, floor_note=note)
+    if statistic not in MONTE_CARLO:
+        kind = "exact" if method == "Exact McNemar" else "analytic"
+        note = f"{method} test ({kind}): no resampling floor on its p-values."
+        return dataclasses.replace(ranking, test=PRIMARY_TEST[statistic], comparisons=k, floor_note=note)
+    floors = [
+        (smallest_p(test.permutation_resamples, test.permutation_exact), test)
+        for test in tested
+        if test.permutation_resamples
+    ]
+    raw, example = min(floors, key=lambda item: item[0])
+    floor = min(1.0, factor * raw)
+    resamples = max(test.permutation_resamples or 0 for test in tested)
+    reachable = floor < options.alpha
+    if example.permutation_exact:
+        note = (
+            f"{method} test, every one of the {resamples} swap patterns enumerated: the smallest reachable "
+            f"{adjusted}p over {k} comparisons is {floor:.3g}."
+        )
+        if not reachable:
+            note += f" With {example.n} pairs no difference can reach p < {options.alpha}: more pairs are needed."
+    else:
+        note = (
+            f"{method} test, {resamples} resamples: the smallest reachable {adjusted}p over {k} "
+            f"comparisons is {floor:.3g}."
+        )
+        if not reachable:
+            needed = resamples_for(factor, options.alpha)
+            note += (
+                f" No difference can reach p < {options.alpha}: raise the permutation resamples to at least "
+                f"{needed} ({needed / resamples:.1f} x)."
+            )
+    return dataclasses.replace(
+        ranking,
+        test=PRIMARY_TEST[statistic],
+        comparisons=k,
+        resamples=resamples,
+        smallest_p=floor,
+        reachable=reachable,
+        floor_note=note,
+    )

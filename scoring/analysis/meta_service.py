@@ -21,7 +21,6 @@ from kombu.exceptions import OperationalError as BrokerError
 from scoring.analysis import dataset
 from scoring.analysis.dataset import FilterError, Filters
 from scoring.analysis.meta import META_VERSION, MetaOptions, meta_evaluation
-from scoring.analysis.paired import DEFAULT_SEED
 from scoring.analysis.report import ANALYSIS_VERSION
 from scoring.analysis.service import _options, shared_cache
 
@@ -47,7 +46,7 @@ def _meta_options(filters: Filters, resamples: int | None, seed: int | None) -> 
     return MetaOptions(
         reference=filters.reference,
         resamples=max(checked.resamples, 1),
-        seed=DEFAULT_SEED if seed is None else seed,
+        seed=checked.seed,
     )
 
 

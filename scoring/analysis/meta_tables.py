@@ -36,8 +36,8 @@ def meta_tables(meta: MetaEvaluation) -> list[Table]:
         table = Table(
             key,
             f"Ranking — {ranking.label}",
-            f"Cluster = 1 + metrics significantly better (p < {meta.options.alpha}, {correction} correction; "
-            f"{meta.options.resamples} resamples, seed {meta.options.seed}).",
+            f"Cluster = 1 + metrics significantly better (p < {meta.options.alpha}, {ranking.test} test, "
+            f"{correction} correction; seed {meta.options.seed}). {ranking.floor_note}",
             ["Metric"],
             ["Cluster", ranking.label, "Pairs", "Beaten by"],
             text_columns=[3],
@@ -62,7 +62,7 @@ def meta_tables(meta: MetaEvaluation) -> list[Table]:
         matrix = Table(
             f"meta_matrix_{ranking.statistic.value}",
             f"Paired p-values — {ranking.label}",
-            f"p-value of every two metrics ({correction} correction).",
+            f"p-value of every two metrics ({ranking.test} test, {correction} correction). {ranking.floor_note}",
             ["Metric"],
             [names[metric.id] for metric in meta.metrics],
         )
@@ -72,11 +72,25 @@ def meta_tables(meta: MetaEvaluation) -> list[Table]:
     paired = Table(
         "meta_paired",
         "Paired comparisons",
-        "A - B on the pairs both scored; permutation (PERM-BOTH), bootstrap or jackknife (Kendall) and Williams "
-        f"p-values; {correction}-adjusted p per statistic; 95% interval of the difference.",
+        "A - B on the pairs both scored; permutation (PERM-BOTH), bootstrap, jackknife (Kendall), Williams "
+        f"(Pearson) and DeLong (ROC AUC) p-values; {correction}-adjusted p per statistic; 95% interval of the "
+        "difference.",
         ["Metrics", "Statistic"],
-        ["Pairs", "A", "B", "A - B", "95% CI", "p perm.", "p boot.", "p jack.", "p Williams", "p adjusted", "Note"],
-        text_columns=[10],
+        [
+            "Pairs",
+            "A",
+            "B",
+            "A - B",
+            "95% CI",
+            "p perm.",
+            "p boot.",
+            "p jack.",
+            "p Williams",
+            "p DeLong",
+            "p adjusted",
+            "Note",
+        ],
+        text_columns=[11],
     )
     for test in meta.paired:
         paired.rows.append(
@@ -93,6 +107,7 @@ def meta_tables(meta: MetaEvaluation) -> list[Table]:
                     _p(test.p_bootstrap),
                     _p(test.p_jackknife),
                     _p(test.p_williams),
+                    _p(test.p_delong),
                     _p(test.p_holm),
                     Cell(test.reason or ""),
                 ],

@@ -6,17 +6,25 @@ pairs both scored:
 
 - a **paired permutation test** (mt-metrics-eval's PERM-BOTH): per pair, A's and B's values are
   swapped with probability 1/2 and the difference of the statistic is recomputed. The per-pair
-  values are made comparable first: z-scores for Pearson, ranks (computed once on the sample)
-  for AUC and Spearman, per-pair correctness for the accuracies. On these values each
-  statistic is a function of a few sums, so a block of resamples is one matrix product of the
-  ±1 swap matrix with the stacked per-pair vectors of every comparison (a naive loop over
-  resamples and pairs costs ~1000x more). Kendall's tau is not a function of per-pair sums, so
-  its test is the bootstrap one below.
+  values are made comparable first: z-scores for Pearson, percentile ranks for AUC and
+  Spearman, per-pair correctness for the accuracies. For ROC AUC both AUCs are recomputed on
+  the swapped percentile ranks; that difference is exactly linear in the swaps
+  (:func:`auc_swap_contributions`), as are the other statistics' sums, so a block of resamples
+  is one matrix product of the ±1 swap matrix with the stacked per-pair vectors of every
+  comparison (a naive loop over resamples and pairs costs ~1000x more). Kendall's tau is not a
+  function of per-pair sums, so its test is the jackknife below.
+- **DeLong's test** for two correlated ROC AUCs (DeLong et al. 1988, fast form of Sun & Xu
+  2014): the analytic default for AUC (its p-value is the one the clusters use).
 - a **paired bootstrap**: the same resampled pairs (counts drawn with replacement) for both
   metrics; the statistic is recomputed in each resample (ranks re-derived from the counts), and
   the percentile interval of the difference is reported with a two-sided bootstrap p-value.
 - the **Williams test** for two dependent Pearson correlations sharing the human variable
   (Graham & Baldwin 2014), the closed-form fast option.
+
+Each statistic has one primary test (:data:`PRIMARY_TEST`), the one behind ``p_value``, Holm and
+the clusters: analytic where one exists (DeLong, Williams, the Kendall jackknife, exact McNemar
+for the accuracies), the Monte-Carlo permutation for Spearman, whose resample count follows the
+number of comparisons (:func:`resamples_for`) so that Holm's smallest adjusted p is alpha / 5.
 
 Resamples are drawn in blocks (``CHUNK`` rows), each block from its own seeded generator, so the
 memory stays bounded whatever the number of resamples and the results do not depend on the order
@@ -35,12 +43,16 @@ import numpy as np
 from numpy.typing import NDArray
 from scipy import stats
 
+from scoring.analysis.bootstrap import DEFAULT_SEED as BOOTSTRAP_DEFAULT_SEED
+
 FloatArray = NDArray[np.float64]
 IntArray = NDArray[np.int64]
 BoolArray = NDArray[np.bool_]
 
 DEFAULT_RESAMPLES = 1000
-DEFAULT_SEED = 20250102
+# The library default when no seed is given; Django code passes settings.PARAEVAL_SEED (one seed
+# for the command line, the dashboard and the API: issue 17 found 20250101 against 20250102).
+DEFAULT_SEED = BOOTSTRAP_DEFAULT_SEED
 CHUNK = 128  # resamples per block: a block of 10,000 pairs is ~10 MB
 MIN_ITEMS = 3
 
@@ -75,6 +87,21 @@ STATISTIC_LABELS = {
 }
 
 
+PRIMARY_TEST = {
+    Statistic.AUC: "DeLong",
+    Statistic.ACCURACY_NATURAL: "exact McNemar",
+    Statistic.ACCURACY_CV: "exact McNemar",
+    Statistic.PEARSON: "Williams",
+    Statistic.SPEARMAN: "permutation",
+    Statistic.KENDALL: "jackknife",
+}
+# Statistics whose primary test is Monte-Carlo: their resample count follows the comparisons.
+MONTE_CARLO = (Statistic.SPEARMAN,)
+# Monte-Carlo resamples are chosen so that Holm's smallest adjusted p is alpha / FLOOR_MARGIN.
+FLOOR_MARGIN = 5
+MAX_PERMUTATION_RESAMPLES = 50_000
+
+
 @dataclass(frozen=True)
 class Interval:
     """A two-sided percentile interval."""
@@ -98,14 +125,32 @@ class PairedTest:
     p_bootstrap: float | None = None
     p_williams: float | None = None
     p_jackknife: float | None = None  # Kendall: its test (see _jackknife_kendall)
+    p_delong: float | None = None  # ROC AUC: DeLong's test (see delong_components)
     interval: Interval | None = None
     reason: str | None = None
     p_holm: float | None = None  # filled by holm() over the statistic's comparisons
+    # The permutation's resamples (2**n when all swap patterns were enumerated; None: no
+    # Monte-Carlo permutation, as for the accuracies, whose permutation is the exact McNemar).
+    permutation_resamples: int | None = None
+    permutation_exact: bool = False
+
+    @property
+    def method(self) -> str:
+        """The test behind :attr:`p_value` (and so behind the clusters)."""
+        return PRIMARY_TEST[self.statistic]
 
     @property
     def p_value(self) -> float | None:
-        """The test's p-value: the permutation test's, else the jackknife's (Kendall)."""
-        return self.p_permutation if self.p_permutation is not None else self.p_jackknife
+        """The p-value of the statistic's primary test: analytic where one exists (DeLong for
+        ROC AUC, Williams for Pearson, the jackknife for Kendall, exact McNemar for the
+        accuracies), the Monte-Carlo permutation for Spearman."""
+        if self.statistic is Statistic.AUC:
+            return self.p_delong
+        if self.statistic is Statistic.PEARSON:
+            return self.p_williams
+        if self.statistic is Statistic.KENDALL:
+            return self.p_jackknife
+        return self.p_permutation
 
 
 @dataclass(frozen=True)
@@ -122,10 +167,18 @@ class PairedInput:
 
 @dataclass(frozen=True)
 class PairedOptions:
+    """``resamples``: bootstrap resamples and the permutation resamples of the secondary tests.
+    ``permutation_resamples``: those of the Monte-Carlo primary tests (Spearman); None chooses
+    them from the number of comparisons (:func:`resamples_for`), at least ``resamples`` and at
+    most ``max_permutation_resamples``."""
+
     resamples: int = DEFAULT_RESAMPLES
     seed: int = DEFAULT_SEED
     confidence: float = 0.95
     statistics: tuple[Statistic, ...] = tuple(Statistic)
+    alpha: float = 0.05
+    permutation_resamples: int | None = None
+    max_permutation_resamples: int = MAX_PERMUTATION_RESAMPLES
 
 
 # --- small tools -------------------------------------------------------------------------------
@@ -148,7 +201,10 @@ def sign_blocks(n: int, resamples: int, seed: int, salt: int = 0) -> Iterator[Fl
         return
     for index, size in _blocks(resamples):
         rng = np.random.default_rng([seed, n, salt, index])
-        yield np.where(rng.random((size, n)) < 0.5, -1.0, 1.0)
+        # One random bit per swap (8 per random byte): drawing the signs is ~8x cheaper than
+        # one random float each, which matters at the tens of thousands of resamples Holm needs.
+        bits = np.unpackbits(rng.integers(0, 256, (size, (n + 7) // 8), dtype=np.uint8), axis=1, count=n)
+        yield (1.0 - 2.0 * bits).astype(np.float64)
 
 
 def is_exact(n: int, resamples: int) -> bool:
@@ -175,6 +231,32 @@ def permutation_p(null: FloatArray, observed: float, exact: bool) -> float:
     greater = (np.count_nonzero(null >= observed - gamma) + adjustment) / (len(null) + adjustment)
     less = (np.count_nonzero(null <= observed + gamma) + adjustment) / (len(null) + adjustment)
     return float(min(1.0, 2 * min(greater, less)))
+
+
+def smallest_p(resamples: int, exact: bool = False) -> float:
+    """The smallest two-sided p-value a permutation test can give: 2/(R+1) from R random
+    resamples (the observed arrangement counts once), 2/R when all R = 2**n patterns are
+    enumerated (the observed one and its full swap are both among them)."""
+    return min(1.0, 2 / resamples if exact else 2 / (resamples + 1))
+
+
+def resamples_for(comparisons: int, alpha: float, margin: float = FLOOR_MARGIN) -> int:
+    """Monte-Carlo resamples R at which Holm over ``comparisons`` can reach alpha / margin:
+    comparisons x 2/(R+1) <= alpha / margin (at 1,000 resamples and 28 comparisons the smallest
+    adjusted p is 0.056, so nothing can be separated)."""
+    return max(1, math.ceil(2 * comparisons * margin / alpha) - 1)
+
+
+def mcnemar_exact(u: FloatArray, v: FloatArray) -> float:
+    """Exact McNemar p of per-pair correctness u, v (1/0): the exact paired permutation test of
+    the accuracy difference (swapping a pair changes the difference only where one metric is
+    right and the other wrong, so the null is binomial(b + c, 1/2)); two-sided as
+    :func:`permutation_p` (twice the smaller tail)."""
+    b = int(np.count_nonzero((u == 1) & (v == 0)))
+    c = int(np.count_nonzero((u == 0) & (v == 1)))
+    if b + c == 0:
+        return 1.0
+    return float(min(1.0, 2 * stats.binom.cdf(min(b, c), b + c, 0.5)))
 
 
 def bootstrap_p(differences: FloatArray) -> float | None:
@@ -259,6 +341,70 @@ def auc_from_ranks(ranks: FloatArray, positive: BoolArray) -> float | None:
     if p == 0 or q == 0:
         return None
     return float((ranks[positive].sum() - p * (p + 1) / 2) / (p * q))
+
+
+def delong_components(scores: FloatArray, positive: BoolArray) -> tuple[FloatArray, FloatArray]:
+    """DeLong's structural components of one metric's AUC (Sun & Xu 2014, from mid-ranks).
+
+    V10[i] (each positive i) = share of negatives below it (ties 1/2), V01[j] (each negative j) =
+    share of positives above it; both have the AUC as their mean.
+    """
+    pos, neg = scores[positive], scores[~positive]
+    p, q = len(pos), len(neg)
+    overall = stats.rankdata(scores)
+    v10 = (overall[positive] - stats.rankdata(pos)) / q
+    v01 = 1 - (overall[~positive] - stats.rankdata(neg)) / p
+    return v10, v01
+
+
+def delong_test(a: tuple[FloatArray, FloatArray], b: tuple[FloatArray, FloatArray]) -> tuple[float, float, float]:
+    """DeLong, DeLong & Clarke-Pearson (1988) for AUC(A) - AUC(B) on the same pairs, from each
+    metric's :func:`delong_components`: (difference, its standard error, two-sided p)."""
+    d10, d01 = a[0] - b[0], a[1] - b[1]
+    difference = float(d10.mean())
+    variance = 0.0
+    for part in (d10, d01):
+        if len(part) > 1:
+            variance += float(part.var(ddof=1)) / len(part)
+    se = math.sqrt(max(variance, 0.0))
+    # A zero spread: identical rankings (p = 1) or a difference that no reordering explains.
+    if se == 0 or se < 1e-12 * max(1.0, abs(difference)):
+        return difference, 0.0, 1.0 if abs(difference) < 1e-12 else 0.0
+    return difference, se, float(2 * stats.norm.sf(abs(difference) / se))
+
+
+def auc_swap_contributions(u: FloatArray, v: FloatArray, positive: BoolArray) -> FloatArray:
+    """c with AUC(A') - AUC(B') = sum_i s_i c_i for every swap pattern s (+1 keep, -1 swap).
+
+    A' takes A's value u_i where s_i = +1 and B's v_i where s_i = -1 (B' the other one), and
+    both AUCs are recomputed on the swapped values, ties counted 1/2: the correct paired
+    permutation of Delta AUC. Each positive-negative couple (i, j) contributes a function of
+    (s_i, s_j) that is odd in the swap of both, so it has no s_i s_j term: Delta AUC is *linear*
+    in the swaps, with
+        c_i = 1/2 [below(u_i) - below(v_i)] / PQ for a positive i (below: the 2Q values u_j, v_j
+              of the negatives under it),
+        c_j = 1/2 [above(u_j) - above(v_j)] / PQ for a negative j (above: the 2P values of the
+              positives over it).
+    So a whole block of resamples is one matrix product, exact (checked against a brute-force
+    recomputation of both AUCs with scikit-learn in the tests).
+    """
+    p = int(np.count_nonzero(positive))
+    q = len(positive) - p
+    negatives = np.sort(np.concatenate([u[~positive], v[~positive]]))
+    positives = np.sort(np.concatenate([u[positive], v[positive]]))
+
+    def below(x: FloatArray) -> FloatArray:
+        left = np.searchsorted(negatives, x, "left")
+        return left + (np.searchsorted(negatives, x, "right") - left) / 2
+
+    def above(x: FloatArray) -> FloatArray:
+        right = np.searchsorted(positives, x, "right")
+        return len(positives) - right + (right - np.searchsorted(positives, x, "left")) / 2
+
+    c = np.empty(len(u))
+    c[positive] = (below(u[positive]) - below(v[positive])) / 2
+    c[~positive] = (above(u[~positive]) - above(v[~positive])) / 2
+    return c / (p * q)
 
 
 # --- per-resample statistics (bootstrap) ----------------------------------------------------------
@@ -368,7 +514,12 @@ class _Job:
     value_a: float = math.nan
     value_b: float = math.nan
     williams: float | None = None
+    delong: float | None = None
+    delong_se: float | None = None
+    mcnemar: float | None = None
     jackknife_se: float | None = None
+    resamples: int = 0  # permutation resamples (2**n when every swap pattern is enumerated)
+    exact: bool = False
 
 
 def _items(data: PairedInput, statistic: Statistic, a: int, b: int) -> IntArray:
@@ -414,11 +565,23 @@ def _per_pair_values(data: PairedInput, job: _Job) -> tuple[FloatArray, FloatArr
     if job.statistic is Statistic.ACCURACY_CV:
         return data.cv_correct[job.a, items], data.cv_correct[job.b, items], None
     a, b = data.scores[job.a, items], data.scores[job.b, items]
-    if job.statistic is Statistic.AUC:
-        return stats.rankdata(a), stats.rankdata(b), None
+    if job.statistic is Statistic.AUC:  # percentile ranks: the two metrics on one scale
+        return stats.rankdata(a) / len(a), stats.rankdata(b) / len(b), None
     human = data.graded[items]
     if job.statistic is Statistic.PEARSON:
         return _zscore(a), _zscore(b), human
+    # Spearman: each metric's mid-ranks (ties share their average rank) are computed once and
+    # swapped as they are, *without re-ranking* the swapped vectors; the statistic is the Pearson
+    # correlation of those mid-ranks with the human mid-ranks, exactly rho_A - rho_B at the
+    # observed arrangement, and a valid test of "the two metrics are exchangeable on each pair"
+    # like any statistic. Why not re-rank: re-ranking a mixture of two metrics' ranks splits each
+    # metric's tie block (BLEU's many zeros sit at a different mid-rank in each metric) into two
+    # artificial levels, and the test loses its power: on 1,000 tied pairs (60% and 64% zeros,
+    # rho .525 vs .494) re-ranked mixed ranks gave p = 0.22, while re-ranking the raw scores
+    # (possible there only because both metrics share one scale), the paired bootstrap (which
+    # re-ranks every resample) and this test gave 0.001, 0.001 and 0.0004
+    # (tests/test_analysis_paired_ties.py). It also keeps the statistic linear in the swaps, so
+    # the thousands of resamples Holm needs are one matrix product per block.
     return stats.rankdata(a), stats.rankdata(b), stats.rankdata(human)
 
 
@@ -441,6 +604,15 @@ def compare(data: PairedInput, options: PairedOptions | None = None) -> list[Pai
                 results[key] = PairedTest(statistic, data.metric_ids[a], data.metric_ids[b], len(items), reason=reason)
             else:
                 jobs.append(_Job(statistic, a, b, items))
+    # Monte-Carlo primary tests: enough resamples for Holm over this statistic's comparisons.
+    for job in jobs:
+        job.resamples = options.resamples
+        if job.statistic in MONTE_CARLO:
+            chosen = options.permutation_resamples
+            if chosen is None:
+                comparisons = sum(1 for other in jobs if other.statistic is job.statistic)
+                chosen = max(options.resamples, resamples_for(comparisons, options.alpha))
+            job.resamples = min(chosen, options.max_permutation_resamples)
     # Jobs on the same pairs share their swap and draw matrices (one matrix product per block).
     by_items: dict[bytes, list[_Job]] = {}
     for job in jobs:
@@ -467,27 +639,43 @@ def _with_holm(tests: list[PairedTest]) -> list[PairedTest]:
 
 
 def _run_group(data: PairedInput, group: list[_Job], options: PairedOptions) -> None:
+    """Observed values, analytic tests and the permutation nulls of the jobs on one set of pairs.
+
+    Pearson and Spearman are functions of a few sums of the swapped values; with A' = m + s d/2
+    (m, d: the mean and difference of A's and B's per-pair values) those sums come from three
+    projections *per metric* (s @ x, s @ x^2, s @ x h), so k metrics need 3k columns, not 3 per
+    comparison. ROC AUC needs one column per comparison (:func:`auc_swap_contributions`).
+    """
     items = group[0].items
     n = len(items)
     positive = data.binary[items] == 1
     columns: list[FloatArray] = []
-    constants: list[tuple[_Job, dict[str, float]]] = []
-    human_cache: dict[str, FloatArray] = {}
+    column_of: dict[tuple[Statistic, int], int] = {}  # (statistic, metric) -> its first column
+    constants: dict[int, dict[str, float]] = {}
+    components: dict[int, tuple[FloatArray, FloatArray]] = {}
     for job in group:
         u, v, human = _per_pair_values(data, job)
         d = u - v
         mid = (u + v) / 2
-        job.columns = list(range(len(columns), len(columns) + (3 if human is not None else 1)))
         if job.statistic is Statistic.AUC:
-            p, q = int(positive.sum()), int((~positive).sum())
-            columns.append(np.where(positive, d, 0.0) / (p * q))
-            job.value_a = auc_from_ranks(u, positive) or math.nan
-            job.value_b = auc_from_ranks(v, positive) or math.nan
-        elif human is None:  # accuracies: mean correctness
-            columns.append(d / n)
+            job.columns = [len(columns)]
+            columns.append(auc_swap_contributions(u, v, positive))
+            for index in (job.a, job.b):
+                if index not in components:
+                    components[index] = delong_components(data.scores[index, items], positive)
+            job.value_a = float(components[job.a][0].mean())
+            job.value_b = float(components[job.b][0].mean())
+            _, job.delong_se, job.delong = delong_test(components[job.a], components[job.b])
+        elif human is None:  # accuracies: mean correctness, exact McNemar below
             job.value_a, job.value_b = float(u.mean()), float(v.mean())
+            job.mcnemar = mcnemar_exact(u, v)
         else:
-            columns += [d, mid * d, d * human]
+            for index, x in ((job.a, u), (job.b, v)):
+                if (job.statistic, index) not in column_of and job.statistic is not Statistic.KENDALL:
+                    column_of[(job.statistic, index)] = len(columns)
+                    columns += [x, x * x, x * human]
+            if job.statistic is not Statistic.KENDALL:
+                job.columns = [column_of[(job.statistic, job.a)], column_of[(job.statistic, job.b)]]
             sums = {
                 "m": float(mid.sum()),
                 "mm": float((mid * mid).sum()),
@@ -496,50 +684,71 @@ def _run_group(data: PairedInput, group: list[_Job], options: PairedOptions) -> 
                 "h": float(human.sum()),
                 "hh": float((human * human).sum()),
             }
-            constants.append((job, sums))
+            constants[id(job)] = sums
             job.value_a = float(_pearson_from_sums(n, u.sum(), (u * u).sum(), sums["h"], sums["hh"], (u * human).sum()))
             job.value_b = float(_pearson_from_sums(n, v.sum(), (v * v).sum(), sums["h"], sums["hh"], (v * human).sum()))
-            human_cache[job.statistic.value] = human
             if job.statistic is Statistic.PEARSON:
                 r23 = float(np.corrcoef(u, v)[0, 1])
                 result = williams_test(job.value_a, job.value_b, r23, n)
                 job.williams = None if result is None else result[1]
         job.observed = job.value_a - job.value_b
-    permutation_jobs = [job for job in group if job.statistic is not Statistic.KENDALL]
-    if permutation_jobs:
-        stacked = np.column_stack(columns)
-        sums_of = {id(job): sums for job, sums in constants}
-        for signs in sign_blocks(n, options.resamples, options.seed):
-            projected = signs @ stacked  # block x columns: every comparison at once
-            for job in permutation_jobs:
-                first = job.columns[0]
-                if len(job.columns) == 1:
-                    job.null.append(projected[:, first])
-                    continue
-                c = sums_of[id(job)]
-                sd, smd, sdh = projected[:, first], projected[:, first + 1], projected[:, first + 2]
-                # Swapped A' = m + s d/2, B' = m - s d/2: their sums from the projected columns.
-                ra = _pearson_from_sums(
-                    n, c["m"] + sd / 2, c["mm"] + smd + c["dd"] / 4, c["h"], c["hh"], c["mh"] + sdh / 2
-                )
-                rb = _pearson_from_sums(
-                    n, c["m"] - sd / 2, c["mm"] - smd + c["dd"] / 4, c["h"], c["hh"], c["mh"] - sdh / 2
-                )
-                job.null.append(ra - rb)
+    permutation_jobs = [job for job in group if job.columns]
+    if not permutation_jobs:
+        _bootstrap_group(data, group, options)
+        return
+    longest = max(job.resamples for job in permutation_jobs)
+    exact = is_exact(n, longest)
+    stacked = np.column_stack(columns)
+    # Columns every block needs, and those only the longer Monte-Carlo runs need after the
+    # shorter ones stop (the same swap matrices: a comparison's null is a prefix of the stream).
+    done = 0
+    for signs in sign_blocks(n, longest, options.seed):
+        size = signs.shape[0]
+        active = [job for job in permutation_jobs if exact or job.resamples > done]
+        needed = sorted({column for job in active for column in _job_columns(job)})
+        projected = np.zeros((size, stacked.shape[1]))
+        projected[:, needed] = signs @ stacked[:, needed]
+        for job in active:
+            rows = size if exact else min(size, job.resamples - done)
+            block = projected[:rows]
+            if job.statistic is Statistic.AUC:
+                job.null.append(block[:, job.columns[0]])
+                continue
+            c = constants[id(job)]
+            first_a, first_b = job.columns
+            sd = block[:, first_a] - block[:, first_b]
+            smd = (block[:, first_a + 1] - block[:, first_b + 1]) / 2
+            sdh = block[:, first_a + 2] - block[:, first_b + 2]
+            # Swapped A' = m + s d/2, B' = m - s d/2: their sums from the projected columns.
+            ra = _pearson_from_sums(n, c["m"] + sd / 2, c["mm"] + smd + c["dd"] / 4, c["h"], c["hh"], c["mh"] + sdh / 2)
+            rb = _pearson_from_sums(n, c["m"] - sd / 2, c["mm"] - smd + c["dd"] / 4, c["h"], c["hh"], c["mh"] - sdh / 2)
+            job.null.append(ra - rb)
+        done += size
+    for job in permutation_jobs:
+        job.exact = exact
+        job.resamples = 2**n if exact else job.resamples
     _bootstrap_group(data, group, options)
+
+
+def _job_columns(job: _Job) -> list[int]:
+    if job.statistic is Statistic.AUC:
+        return job.columns
+    return [first + offset for first in job.columns for offset in range(3)]
 
 
 def _bootstrap_group(data: PairedInput, group: list[_Job], options: PairedOptions) -> None:
     """Per-resample statistic of both metrics of every job (same draws), kept as A - B.
 
-    Per block of resamples each metric's draw counts are put in its score order once; AUC and
-    Spearman read their tie-group totals from there, Pearson and the accuracies are one matrix
-    product of the counts with every metric's per-pair columns. Kendall: :func:`_jackknife_kendall`.
+    Per block of resamples each metric's draw counts are put in its score order once; Spearman
+    reads its tie-group totals from there, Pearson and the accuracies are one matrix product of
+    the counts with every metric's per-pair columns. Kendall: :func:`_jackknife_kendall`; ROC
+    AUC: DeLong's normal interval (see :func:`_finish`).
     """
     items = group[0].items
     n = len(items)
     positive = data.binary[items] == 1
-    resampled = [job for job in group if job.statistic is not Statistic.KENDALL]
+    # ROC AUC: DeLong's interval instead (a bootstrap of it cost ~40% of this section).
+    resampled = [job for job in group if job.statistic not in (Statistic.KENDALL, Statistic.AUC)]
     metrics = sorted({job.a for job in resampled} | {job.b for job in resampled})
     wanted = {job.statistic for job in resampled}
     orders = {index: _sorted(data.scores[index, items]) for index in metrics}
@@ -702,14 +911,17 @@ def _jackknife_kendall(data: PairedInput, jobs: list[_Job], options: PairedOptio
 
 
 def _finish(job: _Job, options: PairedOptions, metric_ids: list[int]) -> PairedTest:
-    p_perm = None
+    p_perm = job.mcnemar
     if job.null:
         null = np.concatenate(job.null)
-        p_perm = permutation_p(null, job.observed, is_exact(len(job.items), options.resamples))
+        p_perm = permutation_p(null, job.observed, job.exact)
     boot = np.concatenate(job.boot) if job.boot else np.zeros(0)
     p_boot = bootstrap_p(boot) if len(boot) else None
     interval = percentile_interval(boot, options.confidence) if len(boot) else None
     p_jackknife = None
+    if job.delong_se is not None and math.isfinite(job.observed):
+        quantile = float(stats.norm.ppf(0.5 + options.confidence / 2))
+        interval = Interval(job.observed - quantile * job.delong_se, job.observed + quantile * job.delong_se)
     if job.jackknife_se is not None and math.isfinite(job.observed):
         se = job.jackknife_se
         quantile = float(stats.norm.ppf(0.5 + options.confidence / 2))
@@ -729,7 +941,10 @@ def _finish(job: _Job, options: PairedOptions, metric_ids: list[int]) -> PairedT
         p_bootstrap=p_boot,
         p_williams=job.williams,
         p_jackknife=p_jackknife,
+        p_delong=job.delong,
         interval=interval,
+        permutation_resamples=job.resamples if job.null else None,
+        permutation_exact=job.exact,
     )
 
 

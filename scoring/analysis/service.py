@@ -28,7 +28,6 @@ from django.utils import timezone
 from kombu.exceptions import OperationalError as BrokerError
 
 from scoring.analysis import dataset
-from scoring.analysis.bootstrap import DEFAULT_SEED
 from scoring.analysis.dataset import FilterError, Filters
 from scoring.analysis.report import ANALYSIS_VERSION, Intervals, ReportOptions, apply_intervals, build_report
 from scoring.analysis.tables import all_tables
@@ -39,6 +38,7 @@ __all__ = [
     "campaign_version",
     "compute_intervals",
     "default_resamples",
+    "default_seed",
     "report_etag",
     "report_etag_of",
     "shared_cache",
@@ -64,6 +64,12 @@ def default_resamples() -> int:
     return settings.PARAEVAL_BOOTSTRAP_RESAMPLES
 
 
+def default_seed() -> int:
+    """The seed of every resampling when none is asked for (setting ``PARAEVAL_SEED``): the same
+    for the command line, the dashboard and the API."""
+    return settings.PARAEVAL_SEED
+
+
 def _options(filters: Filters, resamples: int | None, seed: int | None) -> ReportOptions:
     count = default_resamples() if resamples is None else resamples
     if count < 0:
@@ -73,7 +79,7 @@ def _options(filters: Filters, resamples: int | None, seed: int | None) -> Repor
         raise FilterError(
             f"resamples: at most {settings.PARAEVAL_MAX_RESAMPLES} resamples (PARAEVAL_MAX_RESAMPLES), got {count}"
         )
-    return ReportOptions(reference=filters.reference, resamples=count, seed=DEFAULT_SEED if seed is None else seed)
+    return ReportOptions(reference=filters.reference, resamples=count, seed=default_seed() if seed is None else seed)
 
 
 def _version(state: dataset.DataState, filters: Filters, options: ReportOptions) -> str:

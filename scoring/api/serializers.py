@@ -77,7 +77,12 @@ class ReportQuerySerializer(serializers.Serializer):
             "at most PARAEVAL_MAX_RESAMPLES)."
         ),
     )
-    seed = serializers.IntegerField(required=False, min_value=0, help_text="Seed of the bootstrap resamples.")
+    seed = serializers.IntegerField(
+        required=False,
+        min_value=0,
+        help_text="Seed of every resampling (default: the PARAEVAL_SEED setting, as on the dashboard and the command "
+        "line).",
+    )
     exclude_flagged = serializers.BooleanField(
         required=False,
         default=False,

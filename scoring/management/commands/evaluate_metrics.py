@@ -63,7 +63,13 @@ class Command(BaseCommand):
             default=None,
             help=f"Bootstrap resamples for the 95%% intervals (default {default_resamples()}; 0: none).",
         )
-        parser.add_argument("--seed", type=int, default=None, help="Seed of the bootstrap (fixed by default).")
+        parser.add_argument(
+            "--seed",
+            type=int,
+            default=None,
+            help="Seed of every resampling (bootstrap, paired tests, cross-validation); default: the PARAEVAL_SEED "
+            "setting, as on the dashboard and in the API.",
+        )
         parser.add_argument(
             "--metrics",
             default="",
@@ -74,6 +80,14 @@ class Command(BaseCommand):
             action="store_true",
             help="Also print the meta-evaluation: paired tests with clusters and the p-value matrix, threshold "
             "honesty, ties, systems, human ceiling and calibration (computed here, may take seconds).",
+        )
+        parser.add_argument(
+            "--permutation-resamples",
+            type=int,
+            default=None,
+            help="With --meta: resamples of the Monte-Carlo permutation tests (Spearman). Default: chosen from the "
+            "number of metric pairs so that a Holm-adjusted p below 0.05 is reachable; each matrix states the "
+            "smallest p it can reach.",
         )
 
     def handle(self, *args: Any, **options: Any) -> None:
@@ -152,8 +166,17 @@ class Command(BaseCommand):
                 failed=data.failed[keep],
             )
         resamples = report["bootstrap"]["resamples"] or 1000
+        permutation = options.get("permutation_resamples")
+        if permutation is not None and permutation < 1:
+            raise CommandError(f"--permutation-resamples: must be at least 1, got {permutation}")
         meta = meta_evaluation(
-            data, MetaOptions(reference=filters.reference, resamples=resamples, seed=report["bootstrap"]["seed"])
+            data,
+            MetaOptions(
+                reference=filters.reference,
+                resamples=resamples,
+                seed=report["bootstrap"]["seed"],
+                permutation_resamples=permutation,
+            ),
         )
         return meta_tables(meta)
 

@@ -1,0 +1,51 @@
+"""The paired-tests section in headless Chromium: each matrix shows its test and the smallest
+p it can reach (issue 17, item 2), at desktop and phone sizes."""
+
+from __future__ import annotations
+
+import base64
+from pathlib import Path
+
+import pytest
+from django.core.cache import cache
+from selenium.webdriver.common.by import By
+from selenium.webdriver.support.ui import Select
+
+from scoring.analysis.dataset import Filters
+from scoring.analysis.meta_service import _meta_options, compute
+from scoring.analysis.service import shared_cache
+from tests.builders import make_scored_campaign
+from tests.test_dashboard_browser import log_in_as_staff, wait
+
+pytestmark = [pytest.mark.browser, pytest.mark.django_db(transaction=True)]
+
+
+def test_floor_note_beside_each_matrix(browser_factory, live_server, artifacts_dir: Path) -> None:  # type: ignore[no-untyped-def]
+    cache.clear()
+    shared_cache().clear()
+    scored = make_scored_campaign(slug="paired", pairs_per_origin=10)
+    filters = Filters.build("volunteers")
+    compute(scored.campaign.pk, filters, _meta_options(filters, None, None))
+    staff = browser_factory()
+    staff.set_window_size(1366, 768)
+    log_in_as_staff(staff, live_server)
+    staff.get(f"{live_server.url}/staff/dashboard/?campaign=paired")
+    wait(staff, lambda b: b.find_elements(By.CSS_SELECTOR, "table[data-table=meta-heatmap]"), timeout=30)
+    floor = staff.find_element(By.CSS_SELECTOR, "#meta-heatmap .meta-floor")
+    assert floor.text == "DeLong test (analytic): no resampling floor on its p-values."
+    assert floor.get_attribute("data-reachable") == "true"
+    Select(staff.find_element(By.ID, "meta-statistic")).select_by_value("spearman")
+    wait(staff, lambda b: "Permutation" in b.find_element(By.CSS_SELECTOR, "#meta-heatmap .meta-floor").text)
+    floor = staff.find_element(By.CSS_SELECTOR, "#meta-heatmap .meta-floor")
+    assert floor.text == (
+        "Permutation test, 1199 resamples: the smallest reachable Holm-adjusted p over 6 comparisons is 0.01."
+    )
+    caption = staff.find_element(By.CSS_SELECTOR, "#meta-ranking .caption").text
+    assert "permutation test, holm correction" in caption
+    headers = [th.text for th in staff.find_elements(By.CSS_SELECTOR, "table[data-table=meta-paired] thead th")]
+    assert "p DeLong" in headers
+    for width, height in ((1366, 768), (390, 844)):
+        staff.set_window_size(width, height)
+        staff.execute_script("document.getElementById('section-paired').scrollIntoView()")
+        shot = staff.execute_cdp_cmd("Page.captureScreenshot", {"format": "png"})
+        (artifacts_dir / f"paired_tests_{width}x{height}.png").write_bytes(base64.b64decode(shot["data"]))
