@@ -159,6 +159,11 @@
     document.getElementById("meta-ties").replaceChildren(table("meta-ties", ["Metric", "Pairs", "τ_b", "τ_c", "acc23 (ε = 0)", "acc23 calibrated", "ε", "Human-tied share"], rows));
   }
 
+  function spaCaption(s) {
+    const share = Math.round(s.shared_sources_rule * 100);
+    return "Soft Pairwise Accuracy over " + s.system_pairs + " system pairs: " + s.paired_pairs + " compared paired on their shared sources (at least " + share + "% of each system's sources), " + (s.system_pairs - s.paired_pairs) + " by a two-sample permutation over all items of both systems. Interval: " + s.spa_resamples + " bootstrap resamples (sources with all their hypotheses, or items within each system), re-centred on the estimate.";
+  }
+
   function renderSystems() {
     const label = names();
     const slot = document.getElementById("meta-systems");
@@ -171,7 +176,7 @@
       const metricRows = s.metrics.map((r) => [label.get(r.metric), fmt(r.pearson), fmt(r.kendall), fmt(r.spa), spaCi(r), r.reason || ""]);
       slot.replaceChildren(
         table("meta-systems", ["System", "Pairs", "Paraphrase rate", "Mean ordinal", ...meta.metrics.map((m) => m.label)], rows),
-        table("meta-system-metrics", ["Metric", "System Pearson", "System Kendall", "SPA", "SPA 95% CI", "Note"], metricRows, "Soft Pairwise Accuracy over " + s.system_pairs + " system pairs (" + (s.paired_by_source ? "paired by source" : "unpaired permutations") + "); its interval: " + s.spa_resamples + " bootstrap resamples of the items within each system."),
+        table("meta-system-metrics", ["Metric", "System Pearson", "System Kendall", "SPA", "SPA 95% CI", "Note"], metricRows, spaCaption(s)),
       );
     }
     const groups = document.getElementById("meta-groups");

@@ -26,6 +26,19 @@ def _interval_cell(value: list[float] | None) -> Cell:
     return Cell(DASH) if value is None else Cell(f"{fmt(value[0])}{EN_DASH}{fmt(value[1])}")
 
 
+def _systems_caption(meta: MetaEvaluation) -> str:
+    view = meta.systems
+    if view is None:
+        return "System-level correlations and Soft Pairwise Accuracy."
+    return (
+        f"System-level correlations and Soft Pairwise Accuracy over {view.system_pairs} system pairs: "
+        f"{view.paired_pairs} compared paired on their shared sources (at least "
+        f"{view.shared_sources_rule:.0%} of each system's sources), {view.system_pairs - view.paired_pairs} by a "
+        f"two-sample permutation over all items. Interval: {view.spa_resamples} bootstrap resamples, "
+        "re-centred on the estimate."
+    )
+
+
 def meta_tables(meta: MetaEvaluation) -> list[Table]:
     """Ranked tables with clusters, the p-value matrices, the paired tests and the other views."""
     names = {metric.id: f"{metric.label} {metric.arrow}" for metric in meta.metrics}
@@ -216,7 +229,7 @@ def meta_tables(meta: MetaEvaluation) -> list[Table]:
     systems = Table(
         "meta_systems",
         "Systems",
-        "System-level correlations and Soft Pairwise Accuracy.",
+        _systems_caption(meta),
         ["Metric"],
         ["Pearson", "Kendall", "SPA", "SPA 95% CI"],
         note=meta.systems_note,

@@ -5,13 +5,25 @@ hypothesis and there are two or more systems, each system's human paraphrase rat
 ordinal score beside each metric's mean; the system-level Pearson and Kendall between the
 metric's means and the human means; and Soft Pairwise Accuracy (Thompson et al. 2024): for
 every two systems, p-values that the first beats the second from the human scores and from the
-metric's scores (the same seeded permutations), SPA = mean of 1 - |p_human - p_metric|, with a
-percentile bootstrap interval: items are resampled with replacement within each system (the
-same resample for the human and every metric, seeded) and every p-value recomputed on it.
+metric's scores (the same seeded permutations), SPA = mean of 1 - |p_human - p_metric|.
+
+Which test for two systems: Thompson et al. assume both systems scored the same segments. Two
+systems are compared *paired* (sign flips of per-source differences) only when they share their
+sources: the shared sources are at least :data:`SHARED_SOURCES` of each system's sources.
+Otherwise (disjoint sources, or a few shared by chance) a two-sample permutation over *all*
+items of both systems: a paired test on 2-3 accidentally shared sources would drop the rest.
+
+SPA's interval: a bootstrap that keeps the design (sources resampled with all their items in
+every system when pairs name a source, else items within each system), the same resample for
+the human and every metric, each p-value recomputed on it. p-values of resampled data are
+biased (duplicated items make systems look more different than they are, so bootstrap SPA
+drifts away from the estimate): the percentile interval is taken of the bootstrap distribution
+shifted so that its median is the estimate (the bootstrap's own bias removed), clipped to
+[0, 1]; it therefore always contains the estimate.
 
 Groups (several hypotheses for one source, paper 004): per group, the Spearman correlation of
-the metric with the human scale and the R-Precision (the share of human paraphrases among the
-metric's R best-scored hypotheses, R = the group's paraphrases), averaged over groups.
+the metric with the human scale and the R-Precision (the share of relevant hypotheses among the
+metric's R best-scored ones, R = the group's relevant hypotheses), averaged over groups.
 """
 
 from __future__ import annotations
@@ -24,14 +36,18 @@ import numpy as np
 from numpy.typing import NDArray
 from scipy import stats
 
-from scoring.analysis.paired import sign_blocks
-
 FloatArray = NDArray[np.float64]
 MIN_SYSTEMS = 2
+# Two systems are compared paired when their shared sources are at least this share of each
+# system's sources (Thompson et al.'s setting is 1.0: every system scores the same segments).
+SHARED_SOURCES = 0.9
+# ... and at least two sources are shared (one difference cannot be permuted).
+MIN_SHARED = 2
 # SPA's interval nests permutations in bootstrap resamples: fewer of each than elsewhere keeps
 # it to seconds (systems x metrics x SPA_BOOTSTRAP x SPA_PERMUTATIONS means per system pair).
 SPA_BOOTSTRAP = 200
 SPA_PERMUTATIONS = 200
+_CHUNK = 256
 
 
 @dataclass(frozen=True)
@@ -50,7 +66,18 @@ class SystemMetric:
     kendall: float | None
     spa: float | None
     reason: str | None = None
-    spa_interval: list[float] | None = None  # percentile bootstrap [low, high]
+    spa_interval: list[float] | None = None  # bootstrap [low, high], re-centred on the estimate
+
+
+@dataclass(frozen=True)
+class SystemPair:
+    """How two systems were compared, and the human p-value that the first beats the second."""
+
+    first: str
+    second: str
+    paired: bool  # sign flips over shared sources; else a two-sample permutation over all items
+    items: int  # shared sources (paired) or items of both systems (two-sample)
+    p_human: float
 
 
 @dataclass(frozen=True)
@@ -58,8 +85,11 @@ class SystemView:
     systems: list[SystemRow]
     metrics: list[SystemMetric]
     system_pairs: int
-    paired_by_source: bool  # p-values from hypotheses of the same sources
+    paired_by_source: bool  # every system pair compared paired on shared sources
     spa_resamples: int = 0  # bootstrap resamples of SPA's interval (SPA_PERMUTATIONS permutations each)
+    pairs: list[SystemPair] | None = None
+    paired_pairs: int = 0  # system pairs compared paired (the others: two-sample permutations)
+    shared_sources_rule: float = SHARED_SOURCES
 
 
 def _mean(values: FloatArray) -> float | None:
@@ -68,50 +98,78 @@ def _mean(values: FloatArray) -> float | None:
 
 
 def _p_greater(a: FloatArray, b: FloatArray, resamples: int, seed: int, salt: int) -> float:
-    """One-sided permutation p-value that mean(a) > mean(b): paired sign flips when ``a`` and
-    ``b`` are aligned per source, else label shuffles of the two samples."""
+    """One-sided two-sample permutation p-value that mean(a) > mean(b) (labels shuffled),
+    as ``scipy.stats.permutation_test(permutation_type="independent")`` computes it."""
     observed = a.mean() - b.mean()
     joined = np.concatenate((a, b))
     rng = np.random.default_rng([seed, len(a), len(b), salt])
     null = np.empty(resamples)
-    for first in range(0, resamples, 256):
-        size = min(256, resamples - first)
+    for first in range(0, resamples, _CHUNK):
+        size = min(_CHUNK, resamples - first)
         shuffled = rng.permuted(np.broadcast_to(joined, (size, len(joined))), axis=1)
         null[first : first + size] = shuffled[:, : len(a)].mean(axis=1) - shuffled[:, len(a) :].mean(axis=1)
-    return float((np.count_nonzero(null >= observed - 1e-12) + 1) / (resamples + 1))
+    gamma = abs(observed) * 1e-12 + 1e-12
+    return float((np.count_nonzero(null >= observed - gamma) + 1) / (resamples + 1))
 
 
-def _p_greater_paired(differences: FloatArray, resamples: int, seed: int) -> float:
+def _p_greater_paired(differences: FloatArray, resamples: int, seed: int, salt: int) -> float:
+    """One-sided sign-flip p-value that the mean of ``differences`` is above 0; every flip
+    pattern once when they fit in ``resamples`` (exact), else random flips (+1 / +1)."""
+    n = len(differences)
     observed = differences.mean()
-    null = np.concatenate(
-        [signs @ differences / len(differences) for signs in sign_blocks(len(differences), resamples, seed)]
-    )
-    exact = len(null) == 2 ** len(differences)
-    adjustment = 0 if exact else 1
-    return float((np.count_nonzero(null >= observed - 1e-12) + adjustment) / (len(null) + adjustment))
+    if n <= 16 and 2**n <= resamples:
+        signs = 1 - 2 * ((np.arange(2**n)[:, None] >> np.arange(n)) & 1).astype(np.float64)
+        null = signs @ differences / n
+        adjustment = 0
+    else:
+        rng = np.random.default_rng([seed, n, salt, 1])
+        null = np.concatenate(
+            [
+                np.where(rng.random((min(_CHUNK, resamples - first), n)) < 0.5, -1.0, 1.0) @ differences / n
+                for first in range(0, resamples, _CHUNK)
+            ]
+        )
+        adjustment = 1
+    gamma = abs(observed) * 1e-12 + 1e-12
+    return float((np.count_nonzero(null >= observed - gamma) + adjustment) / (len(null) + adjustment))
+
+
+def shared_sources(a: set[str], b: set[str]) -> list[str] | None:
+    """The sources two systems are compared on paired, or None for a two-sample comparison:
+    shared sources at least :data:`SHARED_SOURCES` of each system's sources and :data:`MIN_SHARED`."""
+    shared = a & b
+    if len(shared) >= MIN_SHARED and len(shared) >= SHARED_SOURCES * max(len(a), len(b)):
+        return sorted(shared)
+    return None
 
 
 def system_p_values(
     values: FloatArray, systems: list[str], names: list[str], sources: list[str] | None, resamples: int, seed: int
-) -> tuple[list[float], bool]:
-    """p-value that system i beats system j, for every i < j of ``names`` (NaN values left out)."""
+) -> tuple[list[float], list[tuple[bool, int]]]:
+    """p-value that system i beats system j, for every i < j of ``names`` (NaN values left out),
+    and per system pair (compared paired?, items compared)."""
     system_array = np.asarray(systems, dtype=object)
     source_array = np.asarray(sources, dtype=object) if sources is not None else None
     out: list[float] = []
-    paired_all = True
+    how: list[tuple[bool, int]] = []
     for salt, (first, second) in enumerate(combinations(names, 2)):
         a_mask = (system_array == first) & np.isfinite(values)
         b_mask = (system_array == second) & np.isfinite(values)
         if source_array is not None:
-            shared = sorted(set(source_array[a_mask]) & set(source_array[b_mask]))
-            if len(shared) >= 2:
+            shared = shared_sources(set(source_array[a_mask]), set(source_array[b_mask]))
+            if shared is not None:
                 a = _per_source(values[a_mask], source_array[a_mask], shared)
                 b = _per_source(values[b_mask], source_array[b_mask], shared)
-                out.append(_p_greater_paired(a - b, resamples, seed + salt))
+                out.append(_p_greater_paired(a - b, resamples, seed, salt))
+                how.append((True, len(shared)))
                 continue
-        paired_all = False
+        if not np.any(a_mask) or not np.any(b_mask):
+            out.append(math.nan)
+            how.append((False, 0))
+            continue
         out.append(_p_greater(values[a_mask], values[b_mask], resamples, seed, salt))
-    return out, paired_all
+        how.append((False, int(np.count_nonzero(a_mask) + np.count_nonzero(b_mask))))
+    return out, how
 
 
 def _per_source(values: FloatArray, sources: NDArray, shared: list[str]) -> FloatArray:
@@ -123,6 +181,13 @@ def _per_source(values: FloatArray, sources: NDArray, shared: list[str]) -> Floa
             sums[index[source]] += value
             counts[index[source]] += 1
     return sums / counts
+
+
+def soft_pairwise_accuracy(human_p: list[float], metric_p: list[float]) -> float | None:
+    """Thompson et al. (2024): mean over system pairs of 1 - |p_human - p_metric|."""
+    h, m = np.asarray(human_p, dtype=np.float64), np.asarray(metric_p, dtype=np.float64)
+    keep = np.isfinite(h) & np.isfinite(m)
+    return float(np.mean(1 - np.abs(h[keep] - m[keep]))) if np.any(keep) else None
 
 
 def system_view(
@@ -158,7 +223,11 @@ def system_view(
                 metric_means=[_mean(own[row][mine]) for row in range(len(metric_ids))],
             )
         )
-    human_p, paired = system_p_values(graded, systems, names, sources, resamples, seed)
+    human_p, how = system_p_values(graded, systems, names, sources, resamples, seed)
+    pairs = [
+        SystemPair(first, second, paired, items, p)
+        for (first, second), (paired, items), p in zip(combinations(names, 2), how, human_p, strict=True)
+    ]
     human_means = np.array([np.nan if r.mean_ordinal is None else r.mean_ordinal for r in rows])
     results = []
     for row, metric in enumerate(metric_ids):
@@ -168,7 +237,7 @@ def system_view(
             results.append(SystemMetric(metric, None, None, None, "a system has no score or no human score"))
             continue
         metric_p, _ = system_p_values(oriented[row], systems, names, sources, resamples, seed)
-        spa = float(np.mean(1 - np.abs(np.array(human_p) - np.array(metric_p))))
+        spa = soft_pairwise_accuracy(human_p, metric_p)
         pearson = kendall = None
         reason = None
         if len(names) >= 3 and np.ptp(means) > 0 and np.ptp(human_means) > 0:
@@ -181,8 +250,31 @@ def system_view(
     if spa_resamples > 0 and defined:
         intervals = _spa_intervals(systems, sources, graded, oriented[defined], names, spa_resamples, seed, confidence)
         for row, interval in zip(defined, intervals, strict=True):
-            results[row] = replace(results[row], spa_interval=interval)
-    return SystemView(rows, results, len(human_p), paired, spa_resamples if defined else 0)
+            estimate = results[row].spa
+            assert estimate is not None
+            results[row] = replace(results[row], spa_interval=_recentred(interval, estimate, confidence))
+    paired_count = sum(1 for paired, _ in how if paired)
+    return SystemView(
+        rows,
+        results,
+        len(human_p),
+        paired_count == len(how),
+        spa_resamples if defined else 0,
+        pairs,
+        paired_count,
+        SHARED_SOURCES,
+    )
+
+
+def _recentred(draws: FloatArray, estimate: float, confidence: float) -> list[float] | None:
+    """Percentile interval of the bootstrap SPAs shifted so that their median is the estimate."""
+    finite = draws[np.isfinite(draws)]
+    if not len(finite):
+        return None
+    tail = (1 - confidence) / 2 * 100
+    shifted = finite - np.median(finite) + estimate
+    low, high = np.percentile(shifted, [tail, 100 - tail])
+    return [float(min(max(low, 0.0), estimate)), float(max(min(high, 1.0), estimate))]
 
 
 def _spa_intervals(
@@ -194,17 +286,33 @@ def _spa_intervals(
     resamples: int,
     seed: int,
     confidence: float,
-) -> list[list[float] | None]:
-    """Percentile intervals of SPA, one per row of ``oriented``: items resampled within systems."""
+) -> list[FloatArray]:
+    """Bootstrap SPAs (one array per row of ``oriented``): sources drawn with all their items
+    (pairing kept) when pairs name a source, else items drawn within each system."""
     system_array = np.asarray(systems, dtype=object)
     source_array = np.asarray(sources, dtype=object) if sources is not None else None
+    if source_array is not None:
+        _, source_of = np.unique(source_array, return_inverse=True)
+        order = np.argsort(source_of, kind="stable")
+        starts = np.searchsorted(source_of[order], np.arange(source_of.max() + 1))
+        units = np.split(order, starts[1:])
+    else:
+        units = []
     members = [np.flatnonzero(system_array == name) for name in names]
     rng = np.random.default_rng([seed, 53])
     spa = np.full((len(oriented), resamples), np.nan)
     for resample in range(resamples):
-        drawn = np.concatenate([rng.choice(items, size=len(items), replace=True) for items in members])
+        if units:
+            picked = rng.integers(0, len(units), size=len(units))
+            drawn = np.concatenate([units[unit] for unit in picked])
+            # A source drawn twice counts twice: each draw is its own source.
+            drawn_sources: list[str] | None = [
+                str(draw) for draw, unit in enumerate(picked) for _ in range(len(units[unit]))
+            ]
+        else:
+            drawn = np.concatenate([rng.choice(items, size=len(items), replace=True) for items in members])
+            drawn_sources = None
         drawn_systems = system_array[drawn].tolist()
-        drawn_sources = None if source_array is None else source_array[drawn].tolist()
         # The same permutations (seed) for the human and every metric, as in the point estimate.
         inner_seed = seed + 1 + resample
         human_p, _ = system_p_values(graded[drawn], drawn_systems, names, drawn_sources, SPA_PERMUTATIONS, inner_seed)
@@ -212,13 +320,9 @@ def _spa_intervals(
             metric_p, _ = system_p_values(
                 oriented[row][drawn], drawn_systems, names, drawn_sources, SPA_PERMUTATIONS, inner_seed
             )
-            spa[row, resample] = np.mean(1 - np.abs(np.array(human_p) - np.array(metric_p)))
-    tail = (1 - confidence) / 2 * 100
-    out: list[list[float] | None] = []
-    for values in spa:
-        finite = values[np.isfinite(values)]
-        out.append(None if len(finite) == 0 else [float(v) for v in np.percentile(finite, [tail, 100 - tail])])
-    return out
+            value = soft_pairwise_accuracy(human_p, metric_p)
+            spa[row, resample] = math.nan if value is None else value
+    return list(spa)
 
 
 @dataclass(frozen=True)
