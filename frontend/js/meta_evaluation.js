@@ -164,6 +164,13 @@
     return "Soft Pairwise Accuracy over " + s.system_pairs + " system pairs: " + s.paired_pairs + " compared paired on their shared sources (at least " + share + "% of each system's sources), " + (s.system_pairs - s.paired_pairs) + " by a two-sample permutation over all items of both systems. Interval: " + s.spa_resamples + " bootstrap resamples (sources with all their hypotheses, or items within each system), re-centred on the estimate.";
   }
 
+  function groupCaption(v) {
+    const dropped = (total, kept, drops) => (kept === total ? "none dropped" : (total - kept) + " dropped (" + drops.map((d) => d.groups + ": " + d.reason).join("; ") + ")");
+    const threshold = v.r_threshold === null ? "" : " (a stated threshold on the graded scale)";
+    const groups = (count) => count + (count === 1 ? " group" : " groups");
+    return v.groups + " sources with two or more hypotheses. Spearman: every metric averaged over the same " + groups(v.spearman_groups) + ", " + dropped(v.groups, v.spearman_groups, v.spearman_dropped) + ". R-Precision (relevant: " + v.relevance + threshold + "): over the same " + groups(v.r_groups) + ", " + dropped(v.groups, v.r_groups, v.r_dropped) + ". 'undefined = 0': the mean over all " + v.groups + " groups with an undefined value counted as 0.";
+  }
+
   function renderSystems() {
     const label = names();
     const slot = document.getElementById("meta-systems");
@@ -184,8 +191,8 @@
       groups.replaceChildren(el("p", "note", "No source sentence has two or more hypotheses."));
       return;
     }
-    const rows = meta.group_metrics.map((r) => [label.get(r.metric), String(r.groups), fmt(r.spearman), String(r.r_groups), fmt(r.r_precision)]);
-    groups.replaceChildren(table("meta-groups", ["Metric", "Groups (Spearman)", "Mean Spearman", "Groups (R-Prec.)", "Mean R-Precision"], rows, meta.groups + " sources with two or more hypotheses."));
+    const rows = meta.group_metrics.map((r) => [label.get(r.metric), fmt(r.spearman), fmt(r.spearman_zero), String(r.groups), fmt(r.r_precision), fmt(r.r_precision_zero), String(r.r_groups)]);
+    groups.replaceChildren(table("meta-groups", ["Metric", "Mean Spearman", "Spearman (undefined = 0)", "Own groups (Spearman)", "Mean R-Precision", "R-Precision (undefined = 0)", "Own groups (R-Prec.)"], rows, groupCaption(meta.group_view)));
   }
 
   function renderCeiling() {

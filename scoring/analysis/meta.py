@@ -32,7 +32,14 @@ from scoring.analysis.paired import (
     compare,
 )
 from scoring.analysis.report import AnalysisInput, MetricInfo, human_labels
-from scoring.analysis.systems import SPA_BOOTSTRAP, GroupMetric, SystemView, source_groups, system_view
+from scoring.analysis.systems import (
+    SPA_BOOTSTRAP,
+    GroupMetric,
+    GroupView,
+    SystemView,
+    source_groups,
+    system_view,
+)
 from scoring.analysis.thresholds import (
     DEFAULT_FOLDS,
     TIE_RULE,
@@ -62,6 +69,8 @@ class MetaOptions:
     folds: int = DEFAULT_FOLDS
     correction: Correction = Correction.HOLM
     alpha: float = ALPHA
+    # R-Precision on graded gold: relevant = graded value >= this (None: the highest value).
+    r_threshold: float | None = None
 
 
 @dataclass(frozen=True)
@@ -132,6 +141,7 @@ class MetaEvaluation:
     ceiling: list[CeilingRow]
     calibration: list[CalibrationRow]
     notes: list[str] = field(default_factory=list)
+    group_view: GroupView | None = None
 
     def as_dict(self) -> dict[str, Any]:
         """JSON-ready: enums as their values, non-finite numbers as None, full precision."""
@@ -271,9 +281,15 @@ def meta_evaluation(data: AnalysisInput, options: MetaOptions | None = None) -> 
             systems_note = "Only one system is named: a system-level view needs two or more."
     groups = 0
     group_metrics: list[GroupMetric] = []
+    group_view: GroupView | None = None
     if data.sources is not None:
-        groups, group_metrics = source_groups(
-            data.sources, labels.binary, labels.graded, [metric.id for metric in data.metrics], oriented
+        groups, group_metrics, group_view = source_groups(
+            data.sources,
+            labels.binary,
+            labels.graded,
+            [metric.id for metric in data.metrics],
+            oriented,
+            options.r_threshold,
         )
     judgement_binary = BINARY_OF_CODE[data.judgements.code] if len(data.judgements) else np.zeros(0, dtype=np.int8)
     ceiling = human_ceiling(
@@ -303,6 +319,7 @@ def meta_evaluation(data: AnalysisInput, options: MetaOptions | None = None) -> 
         ceiling=ceiling,
         calibration=calibrations,
         notes=[f"Among thresholds tied for the best accuracy the {TIE_RULE} is used (its F1, recall, precision)."],
+        group_view=group_view,
     )
 
 

@@ -249,4 +249,64 @@ def meta_tables(meta: MetaEvaluation) -> list[Table]:
                 )
             )
     tables.append(systems)
+    tables.append(groups_table(meta, names))
     return tables
+
+
+def group_caption(meta: MetaEvaluation) -> str:
+    """Which groups the per-group averages are over, how many were dropped and why."""
+    view = meta.group_view
+    if view is None or view.groups == 0:
+        return "No source sentence has two or more hypotheses."
+
+    def dropped(total: int, kept: int, drops: list) -> str:
+        if kept == total:
+            return "none dropped"
+        reasons = "; ".join(f"{drop.groups}: {drop.reason}" for drop in drops)
+        return f"{total - kept} dropped ({reasons})"
+
+    def groups(count: int) -> str:
+        return f"{count} group" if count == 1 else f"{count} groups"
+
+    threshold = "" if view.r_threshold is None else " (a stated threshold on the graded scale)"
+    return (
+        f"{view.groups} sources with two or more hypotheses. Spearman: every metric averaged over the same "
+        f"{groups(view.spearman_groups)}, {dropped(view.groups, view.spearman_groups, view.spearman_dropped)}. "
+        f"R-Precision (relevant: {view.relevance}{threshold}): over the same {groups(view.r_groups)}, "
+        f"{dropped(view.groups, view.r_groups, view.r_dropped)}. "
+        f"'undefined = 0': the mean over all {view.groups} groups with an undefined value counted as 0."
+    )
+
+
+def groups_table(meta: MetaEvaluation, names: dict[int, str]) -> Table:
+    """Per-group Spearman and R-Precision, the common-groups mean beside the undefined-as-zero one."""
+    table = Table(
+        "meta_groups",
+        "Groups of hypotheses of one source",
+        group_caption(meta),
+        ["Metric"],
+        [
+            "Mean Spearman",
+            "Spearman (undefined = 0)",
+            "Own groups (Spearman)",
+            "Mean R-Precision",
+            "R-Precision (undefined = 0)",
+            "Own groups (R-Prec.)",
+        ],
+    )
+    for row in meta.group_metrics:
+        table.rows.append(
+            Row(
+                names[row.metric],
+                "",
+                [
+                    _cell(row.spearman),
+                    _cell(row.spearman_zero),
+                    Cell(str(row.groups), float(row.groups)),
+                    _cell(row.r_precision),
+                    _cell(row.r_precision_zero),
+                    Cell(str(row.r_groups), float(row.r_groups)),
+                ],
+            )
+        )
+    return table

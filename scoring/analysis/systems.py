@@ -325,44 +325,185 @@ def _spa_intervals(
     return list(spa)
 
 
+# Why a group has no Spearman (the first that applies) or no R-Precision.
+HUMAN_TOO_FEW = "fewer than two hypotheses with a human score"
+HUMAN_TIED = "the human scale gives every hypothesis the same value"
+METRIC_TOO_FEW = "a metric scored fewer than two of the hypotheses"
+METRIC_TIED = "a metric gives every hypothesis the same score"
+NO_RELEVANT = "no relevant hypothesis (R = 0)"
+ALL_RELEVANT = "every hypothesis relevant (R-Precision is 1 by construction)"
+
+
 @dataclass(frozen=True)
 class GroupMetric:
+    """One metric's per-group averages: over the groups where *every* metric is defined (the
+    same groups for all metrics), and over all groups with an undefined value counted as 0."""
+
     metric: int
-    groups: int  # groups with a defined Spearman
-    spearman: float | None
-    r_groups: int  # groups with at least one paraphrase and one non-paraphrase
-    r_precision: float | None
+    groups: int  # groups where this metric's Spearman is defined
+    spearman: float | None  # mean over the common groups
+    r_groups: int  # groups where this metric's R-Precision is defined
+    r_precision: float | None  # mean over the common R groups
+    spearman_zero: float | None = None  # mean over all groups, undefined = 0
+    r_precision_zero: float | None = None
+
+
+@dataclass(frozen=True)
+class GroupDrop:
+    reason: str
+    groups: int
+
+
+@dataclass(frozen=True)
+class GroupView:
+    """Which groups the averages are taken over, and why the others were left out."""
+
+    groups: int  # sources with two or more hypotheses
+    spearman_groups: int  # groups where every metric's Spearman is defined
+    spearman_dropped: list[GroupDrop]
+    r_groups: int  # groups where every metric's R-Precision is defined
+    r_dropped: list[GroupDrop]
+    relevance: str  # "binary labels" or "graded >= t"
+    r_threshold: float | None  # the threshold on the graded scale, when relevance is graded
+
+
+def _spearman_reason(x: FloatArray, h: FloatArray) -> str | None:
+    """Why the Spearman of one metric in one group is undefined (None: defined)."""
+    human = np.isfinite(h)
+    if np.count_nonzero(human) < 2:
+        return HUMAN_TOO_FEW
+    if np.ptp(h[human]) == 0:
+        return HUMAN_TIED
+    keep = human & np.isfinite(x)
+    if np.count_nonzero(keep) < 2:
+        return METRIC_TOO_FEW
+    if np.ptp(x[keep]) == 0 or np.ptp(h[keep]) == 0:
+        return METRIC_TIED
+    return None
+
+
+def _r_precision(x: FloatArray, relevant: NDArray[np.int8]) -> tuple[float | None, str | None]:
+    """R-Precision of one metric in one group: share of relevant items among its R best."""
+    known = relevant >= 0
+    if np.count_nonzero(known) < 2:
+        return None, HUMAN_TOO_FEW
+    truth = relevant[known] == 1
+    r = int(np.count_nonzero(truth))
+    if r == 0:
+        return None, NO_RELEVANT
+    if r == len(truth):
+        return None, ALL_RELEVANT
+    scored = known & np.isfinite(x)
+    if np.count_nonzero(scored) < np.count_nonzero(known):
+        return None, METRIC_TOO_FEW
+    top = np.argsort(-x[known], kind="stable")[:r]
+    return float(np.mean(truth[top])), None
+
+
+def _drops(reasons: list[str | None]) -> list[GroupDrop]:
+    counts: dict[str, int] = {}
+    for reason in reasons:
+        if reason is not None:
+            counts[reason] = counts.get(reason, 0) + 1
+    return [GroupDrop(reason, count) for reason, count in counts.items()]
 
 
 def source_groups(
-    sources: list[str], binary: NDArray[np.int8], graded: FloatArray, metric_ids: list[int], oriented: FloatArray
-) -> tuple[int, list[GroupMetric]]:
-    """Per-group Spearman and R-Precision averaged over the groups of two or more hypotheses."""
+    sources: list[str],
+    binary: NDArray[np.int8],
+    graded: FloatArray,
+    metric_ids: list[int],
+    oriented: FloatArray,
+    r_threshold: float | None = None,
+) -> tuple[int, list[GroupMetric], GroupView]:
+    """Per-group Spearman and R-Precision over the groups of two or more hypotheses.
+
+    Every metric is averaged over the same groups: those where every metric is defined (a
+    group is dropped for all metrics when one metric is undefined there; the drops are counted
+    by their first reason). Beside it, the mean over all groups with undefined values as 0.
+
+    R-Precision's relevant hypotheses: the binary labels when grouped pairs carry one; else
+    (graded gold only) the hypotheses with graded value >= ``r_threshold``, by default the
+    highest graded value among the grouped pairs (paper 004: the exact paraphrases, degree 4
+    of 0-4, are the relevant ones).
+    """
     _, group_of, sizes = np.unique(np.asarray(sources, dtype=object), return_inverse=True, return_counts=True)
     multi = np.flatnonzero(sizes >= 2)
     members = [np.flatnonzero(group_of == group) for group in multi]
-    out = []
-    for row, metric in enumerate(metric_ids):
-        rhos: list[float] = []
-        precisions: list[float] = []
-        for items in members:
-            x, h = oriented[row][items], graded[items]
-            keep = np.isfinite(x) & np.isfinite(h)
-            if np.count_nonzero(keep) >= 2 and np.ptp(x[keep]) > 0 and np.ptp(h[keep]) > 0:
-                rhos.append(float(stats.spearmanr(x[keep], h[keep]).statistic))
-            labelled = np.isfinite(x) & (binary[items] >= 0)
-            truth = binary[items][labelled] == 1
-            r = int(np.count_nonzero(truth))
-            if 0 < r < len(truth):
-                top = np.argsort(-x[labelled], kind="stable")[:r]
-                precisions.append(float(np.mean(truth[top])))
-        out.append(
-            GroupMetric(
-                metric,
-                len(rhos),
-                float(np.mean(rhos)) if rhos else None,
-                len(precisions),
-                float(np.mean(precisions)) if precisions else None,
-            )
+    grouped = np.concatenate(members) if members else np.zeros(0, dtype=np.int64)
+    threshold: float | None = None
+    if np.any(binary[grouped] >= 0) or not np.any(np.isfinite(graded[grouped])):
+        relevance_of = binary
+        relevance = "binary labels"
+    else:
+        threshold = float(np.nanmax(graded[grouped])) if r_threshold is None else float(r_threshold)
+        relevance_of = np.where(np.isfinite(graded), (graded >= threshold).astype(np.int8), -1).astype(np.int8)
+        relevance = f"graded >= {threshold:g}"
+    m = len(metric_ids)
+    rho = np.full((m, len(members)), np.nan)
+    precision = np.full((m, len(members)), np.nan)
+    rho_why: list[list[str | None]] = [[None] * len(members) for _ in range(m)]
+    r_why: list[list[str | None]] = [[None] * len(members) for _ in range(m)]
+    for column, items in enumerate(members):
+        h = graded[items]
+        for row in range(m):
+            x = oriented[row][items]
+            reason = _spearman_reason(x, h)
+            if reason is None:
+                keep = np.isfinite(x) & np.isfinite(h)
+                rho[row, column] = float(stats.spearmanr(x[keep], h[keep]).statistic)
+            rho_why[row][column] = reason
+            value, r_why[row][column] = _r_precision(x, relevance_of[items])
+            if value is not None:
+                precision[row, column] = value
+    # A metric defined in no group at all (e.g. not scored there) is left out of the common
+    # groups: it would empty them for every other metric.
+    rho_rows = [row for row in range(m) if np.any(np.isfinite(rho[row]))]
+    r_rows = [row for row in range(m) if np.any(np.isfinite(precision[row]))]
+    common_rho = np.all(np.isfinite(rho[rho_rows]), axis=0) if rho_rows else np.zeros(len(members), dtype=bool)
+    common_r = np.all(np.isfinite(precision[r_rows]), axis=0) if r_rows else np.zeros(len(members), dtype=bool)
+    rho_reasons = [
+        next((rho_why[row][column] for row in rho_rows if rho_why[row][column]), None)
+        if not common_rho[column]
+        else None
+        for column in range(len(members))
+    ]
+    r_reasons = [
+        next((r_why[row][column] for row in r_rows if r_why[row][column]), None) if not common_r[column] else None
+        for column in range(len(members))
+    ]
+    if not rho_rows:
+        rho_reasons = [
+            next((rho_why[row][column] for row in range(m) if rho_why[row][column]), None)
+            for column in range(len(members))
+        ]
+    if not r_rows:
+        r_reasons = [
+            next((r_why[row][column] for row in range(m) if r_why[row][column]), None) for column in range(len(members))
+        ]
+
+    def mean(values: FloatArray) -> float | None:
+        return float(values.mean()) if len(values) else None
+
+    out = [
+        GroupMetric(
+            metric=metric,
+            groups=int(np.count_nonzero(np.isfinite(rho[row]))),
+            spearman=mean(rho[row][common_rho]),
+            r_groups=int(np.count_nonzero(np.isfinite(precision[row]))),
+            r_precision=mean(precision[row][common_r]),
+            spearman_zero=mean(np.nan_to_num(rho[row], nan=0.0)),
+            r_precision_zero=mean(np.nan_to_num(precision[row], nan=0.0)),
         )
-    return len(members), out
+        for row, metric in enumerate(metric_ids)
+    ]
+    view = GroupView(
+        groups=len(members),
+        spearman_groups=int(np.count_nonzero(common_rho)),
+        spearman_dropped=_drops(rho_reasons),
+        r_groups=int(np.count_nonzero(common_r)),
+        r_dropped=_drops(r_reasons),
+        relevance=relevance,
+        r_threshold=threshold,
+    )
+    return len(members), out, view

@@ -76,6 +76,14 @@ class Command(BaseCommand):
             "honesty, ties, systems, human ceiling and calibration (computed here, may take seconds).",
         )
 
+        parser.add_argument(
+            "--r-threshold",
+            type=float,
+            default=None,
+            help="With --meta on graded gold: R-Precision counts a hypothesis as relevant when its graded value is at "
+            "least this (default: the highest graded value among the grouped pairs, as paper 004).",
+        )
+
     def handle(self, *args: Any, **options: Any) -> None:
         campaign = self._campaign(options["campaign"])
         pair_ids = self._pair_ids(campaign, options["ids"], options["ids_file"])
@@ -153,7 +161,13 @@ class Command(BaseCommand):
             )
         resamples = report["bootstrap"]["resamples"] or 1000
         meta = meta_evaluation(
-            data, MetaOptions(reference=filters.reference, resamples=resamples, seed=report["bootstrap"]["seed"])
+            data,
+            MetaOptions(
+                reference=filters.reference,
+                resamples=resamples,
+                seed=report["bootstrap"]["seed"],
+                r_threshold=options["r_threshold"],
+            ),
         )
         return meta_tables(meta)
 
