@@ -201,6 +201,21 @@
     document.getElementById("meta-ceiling").replaceChildren(rows.length
       ? table("meta-ceiling", ["Metric", "Comparisons", "Pairs", "One judge vs the others", "95% CI", "Metric vs the same majority", "95% CI"], rows)
       : el("p", "note", "No pair has two or more judges with a strict majority among the others."));
+    renderAltTest();
+  }
+
+  function renderAltTest() {
+    const label = names();
+    const slot = document.getElementById("meta-alt-test");
+    const test = meta.alt_test;
+    if (!slot || !test) return;
+    if (test.note) {
+      slot.replaceChildren(el("p", "note", test.note));
+      return;
+    }
+    const caption = "Leave one judge out: does the metric's decision align with the other judges of the pair at least as well as the left-out judge does, up to the cost-benefit margin ε = " + test.epsilon + "? One-sided paired t-test per judge (judges with at least " + test.min_pairs + " pairs shared with another judge: " + test.eligible_judges + "), Benjamini-Yekutieli at α = " + test.alpha + " over the judges; winning rate ω = share of judges whose null is rejected; the metric may replace a volunteer when ω ≥ 0.5 (Calderon et al., ACL 2025).";
+    const rows = test.rows.map((r) => [label.get(r.metric), String(r.judges), fmt(r.winning_rate), r.passed === null ? "–" : (r.passed ? "yes" : "no"), fmt(r.advantage), r.reason || ""]);
+    slot.replaceChildren(table("meta-alt-test", ["Metric", "Judges", "Winning rate ω", "Replaces a volunteer", "Advantage ρ", "Note"], rows, caption));
   }
 
   function renderCalibration() {

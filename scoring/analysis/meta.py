@@ -18,6 +18,7 @@ from typing import Any
 
 import numpy as np
 
+from scoring.analysis.alt_test import DEFAULT_EPSILON, AltTest, alternative_annotator_test
 from scoring.analysis.binary import best_accuracy, rank
 from scoring.analysis.calibration import Calibration, calibration
 from scoring.analysis.ceiling import CeilingRow, human_ceiling
@@ -71,6 +72,8 @@ class MetaOptions:
     alpha: float = ALPHA
     # R-Precision on graded gold: relevant = graded value >= this (None: the highest value).
     r_threshold: float | None = None
+    # Alternative annotator test: how much worse than a volunteer the metric may be (cost-benefit).
+    aat_epsilon: float = DEFAULT_EPSILON
 
 
 @dataclass(frozen=True)
@@ -142,6 +145,7 @@ class MetaEvaluation:
     calibration: list[CalibrationRow]
     notes: list[str] = field(default_factory=list)
     group_view: GroupView | None = None
+    alt_test: AltTest | None = None
 
     def as_dict(self) -> dict[str, Any]:
         """JSON-ready: enums as their values, non-finite numbers as None, full precision."""
@@ -301,6 +305,16 @@ def meta_evaluation(data: AnalysisInput, options: MetaOptions | None = None) -> 
         min(options.resamples, 1000),
         options.seed,
         options.confidence,
+        judge=data.judgements.volunteer,
+    )
+    alt_test = alternative_annotator_test(
+        data.judgements.pair_index,
+        data.judgements.volunteer,
+        judgement_binary,
+        [metric.id for metric in data.metrics],
+        predictions,
+        epsilon=options.aat_epsilon,
+        alpha=options.alpha,
     )
     return MetaEvaluation(
         reference=options.reference,
@@ -320,6 +334,7 @@ def meta_evaluation(data: AnalysisInput, options: MetaOptions | None = None) -> 
         calibration=calibrations,
         notes=[f"Among thresholds tied for the best accuracy the {TIE_RULE} is used (its F1, recall, precision)."],
         group_view=group_view,
+        alt_test=alt_test,
     )
 
 

@@ -186,7 +186,8 @@ def meta_tables(meta: MetaEvaluation) -> list[Table]:
     ceiling = Table(
         "meta_ceiling",
         "Human ceiling",
-        "Each judge against the majority of the other judges of the pair, and each metric against the same majority.",
+        "Each judge against the majority of the other judges of the pair, and each metric against the same majority. "
+        "Intervals: pairs and judges resampled (crossed bootstrap).",
         ["Metric"],
         ["Comparisons", "Judge agreement", "95% CI", "Metric agreement", "95% CI"],
     )
@@ -205,6 +206,7 @@ def meta_tables(meta: MetaEvaluation) -> list[Table]:
             )
         )
     tables.append(ceiling)
+    tables.extend(alt_test_tables(meta, names))
     calibration = Table(
         "meta_calibration",
         "Calibration of log-odds metrics",
@@ -310,3 +312,73 @@ def groups_table(meta: MetaEvaluation, names: dict[int, str]) -> Table:
             )
         )
     return table
+
+
+def alt_test_caption(meta: MetaEvaluation) -> str:
+    test = meta.alt_test
+    if test is None:
+        return ""
+    return (
+        "Alternative annotator test (Calderon et al., ACL 2025): leave one judge out; does the metric's decision "
+        "align with the other judges of the pair at least as well as the left-out judge does, up to the "
+        f"cost-benefit margin ε = {test.epsilon:g}? One-sided paired t-test per judge (judges with at least "
+        f"{test.min_pairs} pairs shared with another judge: {test.eligible_judges}), Benjamini-Yekutieli at "
+        f"alpha = {test.alpha:g} over the judges; winning rate ω = share of judges whose null is rejected; the metric "
+        "may replace a volunteer when ω >= 0.5. Advantage rho: mean share of pairs where the metric aligns at least "
+        "as well as the judge."
+    )
+
+
+def alt_test_tables(meta: MetaEvaluation, names: dict[int, str]) -> list[Table]:
+    """The alt-test: one row per metric, and the per-judge tests."""
+    test = meta.alt_test
+    if test is None:
+        return []
+    summary = Table(
+        "meta_alt_test",
+        "Can this metric replace a volunteer?",
+        alt_test_caption(meta),
+        ["Metric"],
+        ["Judges", "Winning rate ω", "Replaces a volunteer", "Advantage rho", "Note"],
+        note=test.note,
+        text_columns=[2, 4],
+    )
+    judges = Table(
+        "meta_alt_test_judges",
+        "Alternative annotator test — per judge",
+        f"H0: rho(metric) <= rho(judge) - {test.epsilon:g}; p before correction; rejected after Benjamini-Yekutieli.",
+        ["Metric", "Judge"],
+        ["Pairs", "rho metric", "rho judge", "p", "Rejected"],
+        text_columns=[4],
+    )
+    for row in test.rows:
+        verdict = DASH if row.passed is None else ("yes" if row.passed else "no")
+        summary.rows.append(
+            Row(
+                names[row.metric],
+                "",
+                [
+                    Cell(str(row.judges), float(row.judges)),
+                    _cell(row.winning_rate),
+                    Cell(verdict),
+                    _cell(row.advantage),
+                    Cell(row.reason or ""),
+                ],
+            )
+        )
+        for position, judge in enumerate(row.tests):
+            judges.rows.append(
+                Row(
+                    names[row.metric],
+                    f"volunteer {judge.judge}",
+                    [
+                        Cell(str(judge.pairs), float(judge.pairs)),
+                        _cell(judge.rho_metric),
+                        _cell(judge.rho_judge),
+                        _p(judge.p_value),
+                        Cell("yes" if judge.rejected else "no"),
+                    ],
+                    first=position == 0,
+                )
+            )
+    return [summary, judges] if judges.rows else [summary]

@@ -332,6 +332,7 @@ METRIC_TOO_FEW = "a metric scored fewer than two of the hypotheses"
 METRIC_TIED = "a metric gives every hypothesis the same score"
 NO_RELEVANT = "no relevant hypothesis (R = 0)"
 ALL_RELEVANT = "every hypothesis relevant (R-Precision is 1 by construction)"
+METRIC_MISSING = "a metric did not score every labelled hypothesis"
 
 
 @dataclass(frozen=True)
@@ -395,7 +396,7 @@ def _r_precision(x: FloatArray, relevant: NDArray[np.int8]) -> tuple[float | Non
         return None, ALL_RELEVANT
     scored = known & np.isfinite(x)
     if np.count_nonzero(scored) < np.count_nonzero(known):
-        return None, METRIC_TOO_FEW
+        return None, METRIC_MISSING
     top = np.argsort(-x[known], kind="stable")[:r]
     return float(np.mean(truth[top])), None
 

@@ -84,7 +84,18 @@ class Command(BaseCommand):
             "least this (default: the highest graded value among the grouped pairs, as paper 004).",
         )
 
+        parser.add_argument(
+            "--aat-epsilon",
+            type=float,
+            default=None,
+            help="With --meta: the alternative annotator test's cost-benefit margin ε, how much worse than a "
+            "volunteer the metric may align with the other judges (default 0.1, crowd volunteers; 0.2 for experts).",
+        )
+
     def handle(self, *args: Any, **options: Any) -> None:
+        epsilon = options["aat_epsilon"]
+        if epsilon is not None and not 0 <= epsilon < 1:
+            raise CommandError(f"--aat-epsilon must be in [0, 1): {epsilon}")
         campaign = self._campaign(options["campaign"])
         pair_ids = self._pair_ids(campaign, options["ids"], options["ids_file"])
         try:
@@ -167,6 +178,7 @@ class Command(BaseCommand):
                 resamples=resamples,
                 seed=report["bootstrap"]["seed"],
                 r_threshold=options["r_threshold"],
+                **({} if options["aat_epsilon"] is None else {"aat_epsilon": options["aat_epsilon"]}),
             ),
         )
         return meta_tables(meta)
