@@ -22,6 +22,7 @@ from scoring.analysis.alt_test import DEFAULT_EPSILON, AltTest, alternative_anno
 from scoring.analysis.binary import best_accuracy, rank
 from scoring.analysis.calibration import Calibration, calibration
 from scoring.analysis.ceiling import CeilingRow, human_ceiling
+from scoring.analysis.distance_bins import DEFAULT_BINS, DistanceBins, distance_bins
 from scoring.analysis.labels import BINARY_OF_CODE, Reference
 from scoring.analysis.paired import (
     DEFAULT_RESAMPLES,
@@ -74,6 +75,8 @@ class MetaOptions:
     r_threshold: float | None = None
     # Alternative annotator test: how much worse than a volunteer the metric may be (cost-benefit).
     aat_epsilon: float = DEFAULT_EPSILON
+    # Equal-count bins of edit distance (paper 003, section 3.1: four).
+    distance_bins: int = DEFAULT_BINS
 
 
 @dataclass(frozen=True)
@@ -146,6 +149,7 @@ class MetaEvaluation:
     notes: list[str] = field(default_factory=list)
     group_view: GroupView | None = None
     alt_test: AltTest | None = None
+    distance_bins: DistanceBins | None = None
 
     def as_dict(self) -> dict[str, Any]:
         """JSON-ready: enums as their values, non-finite numbers as None, full precision."""
@@ -171,6 +175,21 @@ def _own(threshold: float | None, metric: MetricInfo) -> float | None:
     if threshold is None or not math.isfinite(threshold):
         return None
     return threshold if metric.higher_is_closer else -threshold
+
+
+def _oriented(data: AnalysisInput) -> np.ndarray:
+    n, m = len(data.pair_ids), len(data.metrics)
+    return np.array(
+        [data.scores[i] if metric.higher_is_closer else -data.scores[i] for i, metric in enumerate(data.metrics)]
+    ).reshape(m, n)
+
+
+def distance_bin_view(data: AnalysisInput, reference: Reference, bins: int = DEFAULT_BINS) -> DistanceBins:
+    """Agreement of every metric within equal-count bins of edit distance (no resampling: fast)."""
+    labels = human_labels(data, reference)
+    return distance_bins(
+        data.edit_distance, labels.binary, labels.graded, [metric.id for metric in data.metrics], _oriented(data), bins
+    )
 
 
 def meta_evaluation(data: AnalysisInput, options: MetaOptions | None = None) -> MetaEvaluation:
@@ -335,6 +354,14 @@ def meta_evaluation(data: AnalysisInput, options: MetaOptions | None = None) -> 
         notes=[f"Among thresholds tied for the best accuracy the {TIE_RULE} is used (its F1, recall, precision)."],
         group_view=group_view,
         alt_test=alt_test,
+        distance_bins=distance_bins(
+            data.edit_distance,
+            labels.binary,
+            labels.graded,
+            [metric.id for metric in data.metrics],
+            oriented,
+            options.distance_bins,
+        ),
     )
 
 

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from scoring.analysis.distance_bins import DistanceBins
 from scoring.analysis.meta import MetaEvaluation
 from scoring.analysis.paired import Interval
 from scoring.analysis.tables import DASH, EN_DASH, Cell, Row, Table, fmt
@@ -252,6 +253,8 @@ def meta_tables(meta: MetaEvaluation) -> list[Table]:
             )
     tables.append(systems)
     tables.append(groups_table(meta, names))
+    if meta.distance_bins is not None:
+        tables.append(distance_bin_table(meta.distance_bins, names))
     return tables
 
 
@@ -382,3 +385,35 @@ def alt_test_tables(meta: MetaEvaluation, names: dict[int, str]) -> list[Table]:
                 )
             )
     return [summary, judges] if judges.rows else [summary]
+
+
+def distance_bin_table(view: DistanceBins, names: dict[int, str]) -> Table:
+    """Pearson, Spearman and ROC AUC of each metric per equal-count bin of edit distance, with counts."""
+    total = sum(b.pairs for b in view.bins)
+    table = Table(
+        "distance_bins",
+        "Agreement within bins of edit distance",
+        f"{view.requested} equal-count bins of normalised edit distance (character Levenshtein distance / longer "
+        f"length) over the {total} pairs with a human reference, from the closest hypotheses (bin 1) to the "
+        "farthest (paper 003, section 3.1). Correlations with the graded human scale, ROC AUC against the binary "
+        "label; pairs: those with a score and a graded value / a binary label.",
+        ["Metric", "Statistic"],
+        [f"Bin {b.index} ({fmt(b.low, 2)}{EN_DASH}{fmt(b.high, 2)}, {b.pairs} pairs)" for b in view.bins],
+        note=view.note,
+    )
+    for metric in view.metrics:
+        statistics = [
+            ("Pearson r", [_cell(value.pearson) for value in metric.values]),
+            ("Spearman", [_cell(value.spearman) for value in metric.values]),
+            ("ROC AUC", [_cell(value.auc) for value in metric.values]),
+            (
+                "Pairs (graded / labelled)",
+                [
+                    Cell(f"{value.graded_pairs} / {value.labelled_pairs}", float(value.graded_pairs))
+                    for value in metric.values
+                ],
+            ),
+        ]
+        for position, (statistic, cells) in enumerate(statistics):
+            table.rows.append(Row(names[metric.metric], statistic, cells, first=position == 0))
+    return table
