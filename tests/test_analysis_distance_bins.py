@@ -118,8 +118,9 @@ def test_evaluate_metrics_bins_prints_the_table():
     binary = np.array([int(p.gold_label) for p in pairs], dtype=np.int8)
     oriented = -np.array([scores[p.pk] for p in pairs])  # LEV: lower is closer
     expected = reference_bins(distance, binary, graded, oriented, 3)
-    columns = sorted({row["column"] for row in cells}, key=lambda c: int(c.split()[1]))
-    assert [c.split(", ")[1] for c in columns] == ["10 pairs)"] * 3
+    columns = sorted({row["column"] for row in cells}, key=lambda c: int(c.split()[1].rstrip(":")))
+    assert [c.split(" (")[1] for c in columns] == ["10)"] * 3
+    assert columns[0].startswith("Bin 1: ")
     for column, reference in zip(columns, expected, strict=True):
         value = {row["statistic"]: row for row in cells if row["column"] == column}
         assert float(value["Pearson r"]["value"]) == pytest.approx(reference["pearson"], abs=1e-12)

@@ -193,7 +193,7 @@
       return;
     }
     const rows = meta.group_metrics.map((r) => [label.get(r.metric), fmt(r.spearman), fmt(r.spearman_zero), String(r.groups), fmt(r.r_precision), fmt(r.r_precision_zero), String(r.r_groups)]);
-    groups.replaceChildren(table("meta-groups", ["Metric", "Mean Spearman", "Spearman (undefined = 0)", "Own groups (Spearman)", "Mean R-Precision", "R-Precision (undefined = 0)", "Own groups (R-Prec.)"], rows, groupCaption(meta.group_view)));
+    groups.replaceChildren(table("meta-groups", ["Metric", "Spearman", "Spearman, undef. = 0", "Own groups", "R-Precision", "R-Prec., undef. = 0", "Own groups"], rows, groupCaption(meta.group_view)));
   }
 
   function renderDistanceBins() {
@@ -206,7 +206,7 @@
     }
     const label = names();
     const total = view.bins.reduce((sum, b) => sum + b.pairs, 0);
-    const headers = ["Metric", "Statistic", ...view.bins.map((b) => "Bin " + b.index + " (" + fmt(b.low, 2) + "–" + fmt(b.high, 2) + ", " + b.pairs + " pairs)")];
+    const headers = ["Metric", "Statistic", ...view.bins.map((b) => "Bin " + b.index + ": " + fmt(b.low, 2) + "–" + fmt(b.high, 2) + " (" + b.pairs + ")")];
     const rows = [];
     for (const m of view.metrics) {
       rows.push([label.get(m.metric), "Pearson r", ...m.values.map((v) => fmt(v.pearson))]);
@@ -214,7 +214,7 @@
       rows.push(["", "ROC AUC", ...m.values.map((v) => fmt(v.auc))]);
       rows.push(["", "Pairs (graded / labelled)", ...m.values.map((v) => v.graded_pairs + " / " + v.labelled_pairs)]);
     }
-    const caption = view.requested + " equal-count bins of normalised edit distance (character Levenshtein distance / longer length) over the " + total + " pairs with a human reference, from the closest hypotheses (bin 1) to the farthest (Shen et al. 2022, section 3.1). Correlations with the graded human scale, ROC AUC against the binary label; read each figure with its count.";
+    const caption = view.requested + " equal-count bins of normalised edit distance (character Levenshtein distance / longer length) over the " + total + " pairs with a human reference, from the closest hypotheses (bin 1) to the farthest (Shen et al. 2022, section 3.1). Correlations with the graded human scale, ROC AUC against the binary label. Column: the bin's distance range (its pairs); read each figure with its count.";
     slot.replaceChildren(table("meta-distance-bins", headers, rows, caption));
   }
 

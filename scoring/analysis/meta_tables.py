@@ -396,9 +396,10 @@ def distance_bin_table(view: DistanceBins, names: dict[int, str]) -> Table:
         f"{view.requested} equal-count bins of normalised edit distance (character Levenshtein distance / longer "
         f"length) over the {total} pairs with a human reference, from the closest hypotheses (bin 1) to the "
         "farthest (paper 003, section 3.1). Correlations with the graded human scale, ROC AUC against the binary "
-        "label; pairs: those with a score and a graded value / a binary label.",
+        "label. Column: the bin's distance range (its pairs); Pairs row: those with a score and a graded value / "
+        "a binary label.",
         ["Metric", "Statistic"],
-        [f"Bin {b.index} ({fmt(b.low, 2)}{EN_DASH}{fmt(b.high, 2)}, {b.pairs} pairs)" for b in view.bins],
+        [f"Bin {b.index}: {fmt(b.low, 2)}{EN_DASH}{fmt(b.high, 2)} ({b.pairs})" for b in view.bins],
         note=view.note,
     )
     for metric in view.metrics:
