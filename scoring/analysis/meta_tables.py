@@ -299,6 +299,8 @@ def groups_table(meta: MetaEvaluation, names: dict[int, str]) -> Table:
             "Own groups (R-Prec.)",
         ],
     )
+    if meta.group_view is None or meta.group_view.groups == 0:
+        return table
     for row in meta.group_metrics:
         table.rows.append(
             Row(
@@ -400,7 +402,7 @@ def distance_bin_table(view: DistanceBins, names: dict[int, str]) -> Table:
         "a binary label.",
         ["Metric", "Statistic"],
         [f"Bin {b.index}: {fmt(b.low, 2)}{EN_DASH}{fmt(b.high, 2)} ({b.pairs})" for b in view.bins],
-        note=view.note,
+        note=view.note or ("" if view.metrics else "No metric configuration has scores on these pairs."),
     )
     for metric in view.metrics:
         statistics = [
