@@ -112,7 +112,7 @@ def test_source_groups_r_precision_hand_case():
     binary = np.array([1, 0, 1, 0, 1, 1], dtype=np.int8)
     human = np.array([4, 1, 3, 2, 3, 4], dtype=float)
     metric = np.array([[0.9, 0.8, 0.1, 0.2, 0.7, 0.5]])
-    groups, (row,) = source_groups(sources, binary, human, [1], metric)
+    groups, (row,), _ = source_groups(sources, binary, human, [1], metric)
     # x: R = 2, top-2 by metric = items 0, 1 -> 1/2; y: R = 1, top-1 = item 4 -> 1. Mean .75.
     assert groups == 2 and row.r_precision == 0.75 and row.r_groups == 2
     rho_x = stats.spearmanr([0.9, 0.8, 0.1], [4, 1, 3])[0]

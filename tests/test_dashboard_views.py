@@ -85,6 +85,7 @@ def test_page_for_staff(staff_client, built):
     assert scripts == [
         "/static/vendor/chartjs/chart.umd.min.js",
         "/static/vendor/chartjs-chart-boxplot/index.umd.min.js",
+        "/static/js/common.js",
         "/static/js/dashboard.js",
         "/static/js/meta_evaluation.js",
     ]
@@ -105,6 +106,7 @@ def test_static_files_exist(staff_client, built):
     for path in (
         "/static/vendor/chartjs/chart.umd.min.js",
         "/static/vendor/chartjs-chart-boxplot/index.umd.min.js",
+        "/static/js/common.js",
         "/static/js/dashboard.js",
         "/static/css/dashboard.css",
     ):

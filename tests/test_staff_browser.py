@@ -295,6 +295,7 @@ def test_the_dashboard_is_readable_at_1366_and_1920(browser, live_server, artifa
         ("Threshold honesty", "#section-thresholds"),
         ("Ties", "#section-ties"),
         ("Systems", "#section-systems"),
+        ("Distance bins", "#section-distance-bins"),
         ("Human ceiling", "#section-ceiling"),
         ("Calibration", "#section-calibration"),
         ("How to read", "#section-methods"),

@@ -235,6 +235,7 @@ def test_dashboard_has_jsonl_export_buttons_and_the_nav(staff_client, campaigns)
         ("section-thresholds", "Threshold honesty"),
         ("section-ties", "Ties"),
         ("section-systems", "Systems"),
+        ("section-distance-bins", "Distance bins"),
         ("section-ceiling", "Human ceiling"),
         ("section-calibration", "Calibration"),
         ("section-methods", "How to read"),

@@ -93,6 +93,7 @@
     renderThresholds();
     renderTies();
     renderSystems();
+    renderDistanceBins();
     renderCeiling();
     renderCalibration();
   }
@@ -148,6 +149,18 @@
     document.getElementById("meta-ties").replaceChildren(table("meta-ties", ["Metric", "Pairs", "τ_b", "τ_c", "acc23 (ε = 0)", "acc23 calibrated", "ε", "Human-tied share"], rows));
   }
 
+  function spaCaption(s) {
+    const share = Math.round(s.shared_sources_rule * 100);
+    return "Soft Pairwise Accuracy over " + s.system_pairs + " system pairs: " + s.paired_pairs + " compared paired on their shared sources (at least " + share + "% of each system's sources), " + (s.system_pairs - s.paired_pairs) + " by a two-sample permutation over all items of both systems. Interval: " + s.spa_resamples + " bootstrap resamples (sources with all their hypotheses, or items within each system), re-centred on the estimate.";
+  }
+
+  function groupCaption(v) {
+    const dropped = (total, kept, drops) => (kept === total ? "none dropped" : (total - kept) + " dropped (" + drops.map((d) => d.groups + ": " + d.reason).join("; ") + ")");
+    const threshold = v.r_threshold === null ? "" : " (a stated threshold on the graded scale)";
+    const groups = (count) => count + (count === 1 ? " group" : " groups");
+    return v.groups + " sources with two or more hypotheses. Spearman: every metric averaged over the same " + groups(v.spearman_groups) + ", " + dropped(v.groups, v.spearman_groups, v.spearman_dropped) + ". R-Precision (relevant: " + v.relevance + threshold + "): over the same " + groups(v.r_groups) + ", " + dropped(v.groups, v.r_groups, v.r_dropped) + ". 'undefined = 0': the mean over all " + v.groups + " groups with an undefined value counted as 0.";
+  }
+
   function renderSystems() {
     const label = names();
     const slot = document.getElementById("meta-systems");
@@ -160,7 +173,7 @@
       const metricRows = s.metrics.map((r) => [label.get(r.metric), fmt(r.pearson), fmt(r.kendall), fmt(r.spa), spaCi(r), r.reason || ""]);
       slot.replaceChildren(
         table("meta-systems", ["System", "Pairs", "Paraphrase rate", "Mean ordinal", ...meta.metrics.map((m) => m.label)], rows),
-        table("meta-system-metrics", ["Metric", "System Pearson", "System Kendall", "SPA", "SPA 95% CI", "Note"], metricRows, "Soft Pairwise Accuracy over " + s.system_pairs + " system pairs (" + (s.paired_by_source ? "paired by source" : "unpaired permutations") + "); its interval: " + s.spa_resamples + " bootstrap resamples of the items within each system."),
+        table("meta-system-metrics", ["Metric", "System Pearson", "System Kendall", "SPA", "SPA 95% CI", "Note"], metricRows, spaCaption(s)),
       );
     }
     const groups = document.getElementById("meta-groups");
@@ -168,8 +181,30 @@
       groups.replaceChildren(el("p", "note", "No source sentence has two or more hypotheses."));
       return;
     }
-    const rows = meta.group_metrics.map((r) => [label.get(r.metric), String(r.groups), fmt(r.spearman), String(r.r_groups), fmt(r.r_precision)]);
-    groups.replaceChildren(table("meta-groups", ["Metric", "Groups (Spearman)", "Mean Spearman", "Groups (R-Prec.)", "Mean R-Precision"], rows, meta.groups + " sources with two or more hypotheses."));
+    const rows = meta.group_metrics.map((r) => [label.get(r.metric), fmt(r.spearman), fmt(r.spearman_zero), String(r.groups), fmt(r.r_precision), fmt(r.r_precision_zero), String(r.r_groups)]);
+    groups.replaceChildren(table("meta-groups", ["Metric", "Spearman", "Spearman, undef. = 0", "Own groups", "R-Precision", "R-Prec., undef. = 0", "Own groups"], rows, groupCaption(meta.group_view)));
+  }
+
+  function renderDistanceBins() {
+    const slot = document.getElementById("meta-distance-bins");
+    const view = meta.distance_bins;
+    if (!slot || !view) return;
+    if (!view.bins.length) {
+      slot.replaceChildren(el("p", "note", view.note));
+      return;
+    }
+    const label = names();
+    const total = view.bins.reduce((sum, b) => sum + b.pairs, 0);
+    const headers = ["Metric", "Statistic", ...view.bins.map((b) => "Bin " + b.index + ": " + fmt(b.low, 2) + "–" + fmt(b.high, 2) + " (" + b.pairs + ")")];
+    const rows = [];
+    for (const m of view.metrics) {
+      rows.push([label.get(m.metric), "Pearson r", ...m.values.map((v) => fmt(v.pearson))]);
+      rows.push(["", "Spearman", ...m.values.map((v) => fmt(v.spearman))]);
+      rows.push(["", "ROC AUC", ...m.values.map((v) => fmt(v.auc))]);
+      rows.push(["", "Pairs (graded / labelled)", ...m.values.map((v) => v.graded_pairs + " / " + v.labelled_pairs)]);
+    }
+    const caption = view.requested + " equal-count bins of normalised edit distance (character Levenshtein distance / longer length) over the " + total + " pairs with a human reference, from the closest hypotheses (bin 1) to the farthest (Shen et al. 2022, section 3.1). Correlations with the graded human scale, ROC AUC against the binary label. Column: the bin's distance range (its pairs); read each figure with its count.";
+    slot.replaceChildren(table("meta-distance-bins", headers, rows, caption));
   }
 
   function renderCeiling() {
@@ -178,6 +213,21 @@
     document.getElementById("meta-ceiling").replaceChildren(rows.length
       ? table("meta-ceiling", ["Metric", "Comparisons", "Pairs", "One judge vs the others", "95% CI", "Metric vs the same majority", "95% CI"], rows)
       : el("p", "note", "No pair has two or more judges with a strict majority among the others."));
+    renderAltTest();
+  }
+
+  function renderAltTest() {
+    const label = names();
+    const slot = document.getElementById("meta-alt-test");
+    const test = meta.alt_test;
+    if (!slot || !test) return;
+    if (test.note) {
+      slot.replaceChildren(el("p", "note", test.note));
+      return;
+    }
+    const caption = "Leave one judge out: does the metric's decision align with the other judges of the pair at least as well as the left-out judge does, up to the cost-benefit margin ε = " + test.epsilon + "? One-sided paired t-test per judge (judges with at least " + test.min_pairs + " pairs shared with another judge: " + test.eligible_judges + "), Benjamini-Yekutieli at α = " + test.alpha + " over the judges; winning rate ω = share of judges whose null is rejected; the metric may replace a volunteer when ω ≥ 0.5 (Calderon et al., ACL 2025).";
+    const rows = test.rows.map((r) => [label.get(r.metric), String(r.judges), fmt(r.winning_rate), r.passed === null ? "–" : (r.passed ? "yes" : "no"), fmt(r.advantage), r.reason || ""]);
+    slot.replaceChildren(table("meta-alt-test", ["Metric", "Judges", "Winning rate ω", "Replaces a volunteer", "Advantage ρ", "Note"], rows, caption));
   }
 
   function renderCalibration() {

@@ -4,7 +4,11 @@ On pairs with two or more judges, each judgement is compared with the majority o
 judges of its pair (leave one judge out; compared only where they have a strict majority). The
 metric's decision on the same pair is compared with the same majority, on the same comparisons,
 so both agreements have the same denominator. Intervals: percentile bootstrap over pairs
-(a pair's comparisons are drawn together).
+(a pair's comparisons are drawn together) and, when the judge of each judgement is given, over
+judges as well (a crossed bootstrap: pairs and judges drawn independently with replacement,
+each comparison weighted by how often its pair times how often its judge was drawn; the
+majority of the others stays as observed). Resampling judges says how much the figures depend
+on who happened to volunteer, not only on which pairs were drawn.
 """
 
 from __future__ import annotations
@@ -40,8 +44,10 @@ def human_ceiling(
     resamples: int = 1000,
     seed: int = 0,
     confidence: float = 0.95,
+    judge: NDArray[np.int64] | None = None,
 ) -> list[CeilingRow]:
-    """``binary``: each judgement 1/0 (-1 Don't know); ``predictions``: metrics x pairs 1/0/NaN."""
+    """``binary``: each judgement 1/0 (-1 Don't know); ``predictions``: metrics x pairs 1/0/NaN;
+    ``judge``: the volunteer of each judgement (None: the interval resamples pairs only)."""
     loo = leave_one_out_agreement(pair_index, binary, n_pairs)
     yes = np.bincount(pair_index[binary == 1], minlength=n_pairs)
     no = np.bincount(pair_index[binary == 0], minlength=n_pairs)
@@ -70,11 +76,16 @@ def human_ceiling(
         ).astype(np.float64)
         judge_draws: list[NDArray[np.float64]] = []
         metric_draws: list[NDArray[np.float64]] = []
-        for counts in count_blocks(len(units), resamples, seed, salt=7):
-            sums = counts @ per_pair
-            with np.errstate(divide="ignore", invalid="ignore"):
-                judge_draws.append(sums[:, 1] / sums[:, 0])
-                metric_draws.append(sums[:, 2] / sums[:, 0])
+        if judge is not None:
+            judge_draws, metric_draws = _crossed_draws(
+                unit_of, judge[use], judge_agrees, metric_agrees, len(units), resamples, seed
+            )
+        else:
+            for counts in count_blocks(len(units), resamples, seed, salt=7):
+                sums = counts @ per_pair
+                with np.errstate(divide="ignore", invalid="ignore"):
+                    judge_draws.append(sums[:, 1] / sums[:, 0])
+                    metric_draws.append(sums[:, 2] / sums[:, 0])
         rows.append(
             CeilingRow(
                 metric=metric,
@@ -87,3 +98,30 @@ def human_ceiling(
             )
         )
     return rows
+
+
+def _crossed_draws(
+    unit_of: NDArray[np.int64],
+    judges: NDArray[np.int64],
+    judge_agrees: NDArray[np.bool_],
+    metric_agrees: NDArray[np.bool_],
+    n_units: int,
+    resamples: int,
+    seed: int,
+) -> tuple[list[NDArray[np.float64]], list[NDArray[np.float64]]]:
+    """Bootstrap agreements with pairs and judges drawn independently (weights = product of counts)."""
+    _, judge_of = np.unique(judges, return_inverse=True)
+    n_judges = int(judge_of.max()) + 1
+    judge_values = judge_agrees.astype(np.float64)
+    metric_values = metric_agrees.astype(np.float64)
+    judge_draws: list[NDArray[np.float64]] = []
+    metric_draws: list[NDArray[np.float64]] = []
+    for block, counts in enumerate(count_blocks(n_units, resamples, seed, salt=7)):
+        rng = np.random.default_rng([seed, n_judges, 7, block, 2])
+        judge_counts = rng.multinomial(n_judges, np.full(n_judges, 1 / n_judges), size=len(counts)).astype(np.float64)
+        weights = counts[:, unit_of] * judge_counts[:, judge_of]
+        total = weights.sum(axis=1)
+        with np.errstate(divide="ignore", invalid="ignore"):
+            judge_draws.append(weights @ judge_values / total)
+            metric_draws.append(weights @ metric_values / total)
+    return judge_draws, metric_draws

@@ -18,9 +18,11 @@ from typing import Any
 
 import numpy as np
 
+from scoring.analysis.alt_test import DEFAULT_EPSILON, AltTest, alternative_annotator_test
 from scoring.analysis.binary import best_accuracy, rank
 from scoring.analysis.calibration import Calibration, calibration
 from scoring.analysis.ceiling import CeilingRow, human_ceiling
+from scoring.analysis.distance_bins import DEFAULT_BINS, DistanceBins, distance_bins
 from scoring.analysis.labels import BINARY_OF_CODE, Reference
 from scoring.analysis.paired import (
     DEFAULT_RESAMPLES,
@@ -36,7 +38,14 @@ from scoring.analysis.paired import (
     smallest_p,
 )
 from scoring.analysis.report import AnalysisInput, MetricInfo, human_labels
-from scoring.analysis.systems import SPA_BOOTSTRAP, GroupMetric, SystemView, source_groups, system_view
+from scoring.analysis.systems import (
+    SPA_BOOTSTRAP,
+    GroupMetric,
+    GroupView,
+    SystemView,
+    source_groups,
+    system_view,
+)
 from scoring.analysis.thresholds import (
     DEFAULT_FOLDS,
     TIE_RULE,
@@ -69,6 +78,12 @@ class MetaOptions:
     # Resamples of the Monte-Carlo permutation tests (Spearman); None: chosen from the number of
     # comparisons so that an adjusted p below alpha is reachable (see paired.resamples_for).
     permutation_resamples: int | None = None
+    # R-Precision on graded gold: relevant = graded value >= this (None: the highest value).
+    r_threshold: float | None = None
+    # Alternative annotator test: how much worse than a volunteer the metric may be (cost-benefit).
+    aat_epsilon: float = DEFAULT_EPSILON
+    # Equal-count bins of edit distance (paper 003, section 3.1: four).
+    distance_bins: int = DEFAULT_BINS
 
 
 @dataclass(frozen=True)
@@ -145,6 +160,9 @@ class MetaEvaluation:
     ceiling: list[CeilingRow]
     calibration: list[CalibrationRow]
     notes: list[str] = field(default_factory=list)
+    group_view: GroupView | None = None
+    alt_test: AltTest | None = None
+    distance_bins: DistanceBins | None = None
 
     def as_dict(self) -> dict[str, Any]:
         """JSON-ready: enums as their values, non-finite numbers as None, full precision."""
@@ -170,6 +188,21 @@ def _own(threshold: float | None, metric: MetricInfo) -> float | None:
     if threshold is None or not math.isfinite(threshold):
         return None
     return threshold if metric.higher_is_closer else -threshold
+
+
+def _oriented(data: AnalysisInput) -> np.ndarray:
+    n, m = len(data.pair_ids), len(data.metrics)
+    return np.array(
+        [data.scores[i] if metric.higher_is_closer else -data.scores[i] for i, metric in enumerate(data.metrics)]
+    ).reshape(m, n)
+
+
+def distance_bin_view(data: AnalysisInput, reference: Reference, bins: int = DEFAULT_BINS) -> DistanceBins:
+    """Agreement of every metric within equal-count bins of edit distance (no resampling: fast)."""
+    labels = human_labels(data, reference)
+    return distance_bins(
+        data.edit_distance, labels.binary, labels.graded, [metric.id for metric in data.metrics], _oriented(data), bins
+    )
 
 
 def meta_evaluation(data: AnalysisInput, options: MetaOptions | None = None) -> MetaEvaluation:
@@ -290,9 +323,15 @@ def meta_evaluation(data: AnalysisInput, options: MetaOptions | None = None) -> 
             systems_note = "Only one system is named: a system-level view needs two or more."
     groups = 0
     group_metrics: list[GroupMetric] = []
+    group_view: GroupView | None = None
     if data.sources is not None:
-        groups, group_metrics = source_groups(
-            data.sources, labels.binary, labels.graded, [metric.id for metric in data.metrics], oriented
+        groups, group_metrics, group_view = source_groups(
+            data.sources,
+            labels.binary,
+            labels.graded,
+            [metric.id for metric in data.metrics],
+            oriented,
+            options.r_threshold,
         )
     judgement_binary = BINARY_OF_CODE[data.judgements.code] if len(data.judgements) else np.zeros(0, dtype=np.int8)
     ceiling = human_ceiling(
@@ -304,6 +343,16 @@ def meta_evaluation(data: AnalysisInput, options: MetaOptions | None = None) -> 
         min(options.resamples, 1000),
         options.seed,
         options.confidence,
+        judge=data.judgements.volunteer,
+    )
+    alt_test = alternative_annotator_test(
+        data.judgements.pair_index,
+        data.judgements.volunteer,
+        judgement_binary,
+        [metric.id for metric in data.metrics],
+        predictions,
+        epsilon=options.aat_epsilon,
+        alpha=options.alpha,
     )
     return MetaEvaluation(
         reference=options.reference,
@@ -322,6 +371,16 @@ def meta_evaluation(data: AnalysisInput, options: MetaOptions | None = None) -> 
         ceiling=ceiling,
         calibration=calibrations,
         notes=[f"Among thresholds tied for the best accuracy the {TIE_RULE} is used (its F1, recall, precision)."],
+        group_view=group_view,
+        alt_test=alt_test,
+        distance_bins=distance_bins(
+            data.edit_distance,
+            labels.binary,
+            labels.graded,
+            [metric.id for metric in data.metrics],
+            oriented,
+            options.distance_bins,
+        ),
     )
 
 

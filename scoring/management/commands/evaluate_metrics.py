@@ -11,6 +11,7 @@ from django.core.management.base import BaseCommand, CommandError, CommandParser
 
 from annotate.labels import EnglishLevel
 from annotate.models import Campaign
+from scoring.analysis.distance_bins import MAX_BINS
 from scoring.analysis.formats import FORMATS, render
 from scoring.analysis.service import FilterError, campaign_report, default_resamples
 from scoring.analysis.tables import all_tables
@@ -90,7 +91,37 @@ class Command(BaseCommand):
             "smallest p it can reach.",
         )
 
+        parser.add_argument(
+            "--r-threshold",
+            type=float,
+            default=None,
+            help="With --meta on graded gold: R-Precision counts a hypothesis as relevant when its graded value is at "
+            "least this (default: the highest graded value among the grouped pairs, as paper 004).",
+        )
+
+        parser.add_argument(
+            "--aat-epsilon",
+            type=float,
+            default=None,
+            help="With --meta: the alternative annotator test's cost-benefit margin ε, how much worse than a "
+            "volunteer the metric may align with the other judges (default 0.1, crowd volunteers; 0.2 for experts).",
+        )
+
+        parser.add_argument(
+            "--bins",
+            type=int,
+            default=None,
+            help="Also print each metric's Pearson, Spearman and ROC AUC within this many equal-count bins of "
+            "normalised edit distance, with counts per bin (paper 003 uses 4; with --meta the default is 4).",
+        )
+
     def handle(self, *args: Any, **options: Any) -> None:
+        bins = options["bins"]
+        if bins is not None and not 2 <= bins <= MAX_BINS:
+            raise CommandError(f"--bins must be between 2 and {MAX_BINS}: {bins}")
+        epsilon = options["aat_epsilon"]
+        if epsilon is not None and not 0 <= epsilon < 1:
+            raise CommandError(f"--aat-epsilon must be in [0, 1): {epsilon}")
         campaign = self._campaign(options["campaign"])
         pair_ids = self._pair_ids(campaign, options["ids"], options["ids_file"])
         try:
@@ -119,6 +150,8 @@ class Command(BaseCommand):
         tables = all_tables(report)
         if options["meta"]:
             tables += self._meta_tables(campaign, report, options, wanted, pair_ids)
+        elif bins is not None:
+            tables += self._bin_tables(campaign, report, options, wanted, pair_ids)
         self.stdout.write(render(tables, options["format"], self._preamble(report)), ending="")
 
     @staticmethod
@@ -133,19 +166,34 @@ class Command(BaseCommand):
         kept = [metric for metric in report["metrics"] if metric["label"] in wanted or metric["name"] in wanted]
         return {**report, "metrics": kept}
 
-    @staticmethod
-    def _meta_tables(
+    @classmethod
+    def _bin_tables(
+        cls,
         campaign: Campaign,
         report: dict[str, Any],
         options: dict[str, Any],
         wanted: list[str],
         pair_ids: list[int] | None,
     ) -> list:
+        from scoring.analysis.meta import distance_bin_view
+        from scoring.analysis.meta_tables import distance_bin_table
+
+        data, filters = cls._data(campaign, report, options, wanted, pair_ids)
+        view = distance_bin_view(data, filters.reference, options["bins"])
+        return [distance_bin_table(view, {metric.id: f"{metric.label} {metric.arrow}" for metric in data.metrics})]
+
+    @staticmethod
+    def _data(
+        campaign: Campaign,
+        report: dict[str, Any],
+        options: dict[str, Any],
+        wanted: list[str],
+        pair_ids: list[int] | None,
+    ) -> tuple[Any, Any]:
+        """The campaign's arrays after the command's filters and --metrics, with the filters."""
         from dataclasses import replace
 
         from scoring.analysis import dataset
-        from scoring.analysis.meta import MetaOptions, meta_evaluation
-        from scoring.analysis.meta_tables import meta_tables
 
         filters = dataset.Filters.build(
             report["reference"],
@@ -165,6 +213,21 @@ class Command(BaseCommand):
                 scores=data.scores[keep],
                 failed=data.failed[keep],
             )
+        return data, filters
+
+    @classmethod
+    def _meta_tables(
+        cls,
+        campaign: Campaign,
+        report: dict[str, Any],
+        options: dict[str, Any],
+        wanted: list[str],
+        pair_ids: list[int] | None,
+    ) -> list:
+        from scoring.analysis.meta import MetaOptions, meta_evaluation
+        from scoring.analysis.meta_tables import meta_tables
+
+        data, filters = cls._data(campaign, report, options, wanted, pair_ids)
         resamples = report["bootstrap"]["resamples"] or 1000
         permutation = options.get("permutation_resamples")
         if permutation is not None and permutation < 1:
@@ -176,6 +239,9 @@ class Command(BaseCommand):
                 resamples=resamples,
                 seed=report["bootstrap"]["seed"],
                 permutation_resamples=permutation,
+                r_threshold=options["r_threshold"],
+                **({} if options["aat_epsilon"] is None else {"aat_epsilon": options["aat_epsilon"]}),
+                **({} if options["bins"] is None else {"distance_bins": options["bins"]}),
             ),
         )
         return meta_tables(meta)
