@@ -174,3 +174,42 @@ def _rate(value: float | None, note: str = "") -> Cell:
     if value is None:
         return Cell(DASH_TEXT, note=note)
     return Cell(fmt(100 * value, 1), 100 * value, note=note, digits=1)
+
+
+def report_dict(report: ParaphrasusReport) -> dict[str, object]:
+    """The report as JSON-ready data (the API's answer and the dashboard's section)."""
+    result = report.result
+    return {
+        "corpora": [
+            {"origin": name, "objective": objective.value, "pairs": count} for name, objective, count in result.corpora
+        ],
+        "fit_on": result.fit_on,
+        "missing_objectives": [objective.value for objective in result.missing_objectives],
+        "without_objective": list(report.without_objective),
+        "metrics": [
+            {
+                "label": row.metric.label,
+                "name": row.metric.name,
+                "higher_is_closer": row.metric.higher_is_closer,
+                "threshold": row.threshold,
+                "threshold_source": row.threshold_source,
+                "rule": row.rule,
+                "corpora": [
+                    {
+                        "origin": error.corpus,
+                        "objective": error.objective.value,
+                        "pairs": error.pairs,
+                        "wrong": error.wrong,
+                        "missing": error.missing,
+                        "error": error.error,
+                    }
+                    for error in row.corpora
+                ],
+                "objectives": {objective.value: value for objective, value in row.objective_means.items()},
+                "overall": row.overall,
+                "note": row.note,
+            }
+            for row in result.metrics
+        ],
+        "table": paraphrasus_table(report).as_dict(),
+    }
