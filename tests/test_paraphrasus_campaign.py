@@ -137,3 +137,19 @@ def test_api_objectives_and_error_table(staff_api, api, campaign):
     unknown = staff_api.get("/api/campaigns/bench/paraphrasus/?fit_on=x")
     assert unknown.status_code == 400 and "cannot fit on 'x'" in unknown.json()["fit_on"][0]
     assert staff_api.get("/api/campaigns/bench/paraphrasus/?metrics=nope").status_code == 400
+
+
+def test_dashboard_section(client, staff_user, campaign):
+    client.force_login(staff_user)
+    page = client.get("/staff/dashboard/?campaign=bench").content.decode()
+    assert 'id="paraphrasus-empty"' in page and "manage.py corpus_objective --campaign bench ORIGIN=classify" in page
+    run("corpus_objective", "--campaign", "bench", "m=classify", "s=minimise", "t=maximise")
+    page = client.get("/staff/dashboard/?campaign=bench").content.decode()
+    assert 'data-toc="PARAPHRASUS"' in page
+    assert '<th class="row-head" scope="row">lev</th>' in page
+    assert '<td class="text" title="paraphrase when lev &lt;= 0.45">0.45 (fitted on m)</td>' in page
+    assert '<td class=" best" title="0 wrong of 4">0.0</td>' in page
+    assert '<td class=" best">16.7</td>' in page
+    assert "corpora without an objective (not counted): x" in page
+    refused = client.get("/staff/dashboard/?campaign=bench&fit_on=x").content.decode()
+    assert 'id="paraphrasus-error"' in refused and "cannot fit on &#x27;x&#x27;" in refused
