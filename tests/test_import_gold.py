@@ -359,11 +359,25 @@ def test_api_strict_refuses_with_nothing_stored_and_bad_options_are_400(staff_ap
     )
     assert bad.status_code == 400
     assert bad.json() == {
-        "gold": [
-            "'sure' is not a gold target; each value maps to paraphrase, non-paraphrase, unlabelled or a number "
-            "(a graded score), e.g. 1=paraphrase,0=non-paraphrase,-100=unlabelled"
-        ]
+        "gold_map": {"1": ["'sure' is not a gold target: a number, paraphrase, non-paraphrase or unlabelled"]}
     }
+    both = staff_api.post(
+        "/api/pairs/",
+        {"campaign": "api-gold", "pairs": _records(), "gold_column": "x", "gold_constant": "paraphrase"},
+        format="json",
+    )
+    assert both.status_code == 400
+    assert both.json() == {
+        "gold": ["a constant gold label and a gold column (or mapping) exclude each other: choose one"]
+    }
+    absent = staff_api.post(
+        "/api/pairs/",
+        {"campaign": "api-gold", "pairs": _records(), "gold_column": "verdict", "ignore_columns": STSH_HEADER},
+        format="json",
+    )
+    assert absent.status_code == 201
+    assert absent.json()["warnings"] == ["no record has the gold key 'verdict': no gold was read from it"]
+    Pair.objects.all().delete()
     assert Pair.objects.count() == 0
 
 

@@ -108,8 +108,9 @@ def test_api_objectives_and_error_table(staff_api, api, campaign):
         "campaign": "bench",
         "objectives": {"m": "classify", "s": "minimise", "t": "maximise", "x": None},
     }
+    # A corpus the campaign does not have is not found; a bad objective is a bad request.
     bad = staff_api.put("/api/campaigns/bench/objectives/", {"objectives": {"zz": "classify"}}, format="json")
-    assert bad.status_code == 400
+    assert bad.status_code == 404
     assert bad.json() == {
         "objectives": ["campaign 'bench' has no pairs with origin 'zz' (origins: 'm', 's', 't', 'x')"]
     }
@@ -135,8 +136,10 @@ def test_api_objectives_and_error_table(staff_api, api, campaign):
     assert lev["objectives"] == {"classify": 0.0, "minimise": 0.25, "maximise": 0.5}
     assert lev["overall"] == pytest.approx(0.25)
     unknown = staff_api.get("/api/campaigns/bench/paraphrasus/?fit_on=x")
-    assert unknown.status_code == 400 and "cannot fit on 'x'" in unknown.json()["fit_on"][0]
-    assert staff_api.get("/api/campaigns/bench/paraphrasus/?metrics=nope").status_code == 400
+    assert unknown.status_code == 404 and "cannot fit on 'x'" in unknown.json()["fit_on"][0]
+    assert staff_api.get("/api/campaigns/bench/paraphrasus/?metrics=nope").status_code == 404
+    unchanged = staff_api.put("/api/campaigns/bench/objectives/", {"objectives": {}}, format="json")
+    assert unchanged.status_code == 200 and unchanged.json()["objectives"]["m"] == "classify"
 
 
 def test_dashboard_section(client, staff_user, campaign):

@@ -7,8 +7,7 @@ from typing import Any
 from django.shortcuts import get_object_or_404
 from drf_spectacular.types import OpenApiTypes
 from drf_spectacular.utils import OpenApiParameter, OpenApiResponse, extend_schema
-from rest_framework import serializers
-from rest_framework.exceptions import ValidationError
+from rest_framework import serializers, status
 from rest_framework.request import Request
 from rest_framework.response import Response
 from rest_framework.views import APIView
@@ -30,8 +29,8 @@ MAX_OBJECTIVES = 200
 class ObjectivesSerializer(serializers.Serializer):
     objectives = serializers.DictField(
         child=serializers.ChoiceField(choices=["classify", "minimise", "maximise"], allow_null=True),
-        allow_empty=False,
-        help_text="origin -> classify, minimise or maximise (null removes the corpus's objective).",
+        help_text="origin -> classify, minimise or maximise (null removes the corpus's objective); "
+        "an empty object changes nothing.",
     )
 
     def validate_objectives(self, value: dict[str, Any]) -> dict[str, Any]:
@@ -55,7 +54,10 @@ class CampaignObjectivesView(APIView):
 
     @extend_schema(
         summary="Objectives of a campaign's corpora (PARAPHRASUS)",
-        responses={200: OpenApiResponse(OpenApiTypes.OBJECT, description="origin -> objective or null.")},
+        responses={
+            200: OpenApiResponse(OpenApiTypes.OBJECT, description="origin -> objective or null."),
+            404: OpenApiResponse(description="No campaign with this slug."),
+        },
     )
     def get(self, request: Request, slug: str) -> Response:
         return Response(_listing(get_object_or_404(Campaign, slug=slug)))
@@ -65,8 +67,8 @@ class CampaignObjectivesView(APIView):
         request=ObjectivesSerializer,
         responses={
             200: OpenApiResponse(OpenApiTypes.OBJECT, description="Every corpus and its objective after the change."),
-            400: OpenApiResponse(description="An unknown origin or objective (the body names it)."),
-            404: OpenApiResponse(description="No campaign with this slug."),
+            400: OpenApiResponse(description="A malformed body or objective (the body names it)."),
+            404: OpenApiResponse(description="No campaign with this slug, or no pairs of a named origin in it."),
         },
     )
     def put(self, request: Request, slug: str) -> Response:
@@ -76,7 +78,8 @@ class CampaignObjectivesView(APIView):
         try:
             set_objectives(campaign, body.validated_data["objectives"])
         except ObjectiveError as error:
-            raise ValidationError({"objectives": [str(error)]}) from None
+            code = status.HTTP_404_NOT_FOUND if error.unknown else status.HTTP_400_BAD_REQUEST
+            return Response({"objectives": [str(error)]}, status=code)
         return Response(_listing(campaign))
 
 
@@ -93,8 +96,7 @@ class CampaignParaphrasusView(APIView):
         ],
         responses={
             200: OpenApiResponse(OpenApiTypes.OBJECT, description="Corpora, per-metric errors and the table."),
-            400: OpenApiResponse(description="An unknown corpus or metric (the body names it)."),
-            404: OpenApiResponse(description="No campaign with this slug."),
+            404: OpenApiResponse(description="No campaign with this slug, or an unknown corpus or metric (named)."),
         },
     )
     def get(self, request: Request, slug: str) -> Response:
@@ -104,7 +106,7 @@ class CampaignParaphrasusView(APIView):
         try:
             report = campaign_paraphrasus(campaign, fit_on=fit_on, metrics=metrics)
         except ObjectiveError as error:
-            raise ValidationError(
-                {"fit_on" if fit_on and "fit on" in str(error) else "metrics": [str(error)]}
-            ) from None
+            name = "fit_on" if fit_on and "fit on" in str(error) else "metrics"
+            code = status.HTTP_404_NOT_FOUND if error.unknown else status.HTTP_400_BAD_REQUEST
+            return Response({name: [str(error)]}, status=code)
         return Response(report_dict(report))
