@@ -25,6 +25,7 @@ from typing import IO
 
 from annotate.exports.spreadsheet import restore
 from annotate.importers import fields as f
+from annotate.importers.options import NO_OPTIONS, ImportOptionError, ImportOptions
 from annotate.importers.problems import ImportProblem, ImportRefused
 from annotate.importers.readers import JsonObject, Row, TextLines, read_jsonl, read_table
 from annotate.importers.validation import SourceRecord, canonical_record
@@ -45,11 +46,6 @@ _RECOGNISED = (
 )
 
 
-class ImportOptionError(ValueError):
-    """Options of an import that do not fit together (a programming or command-line error,
-    not a problem of the file)."""
-
-
 @dataclass
 class RecordStream:
     """The records of a file as they are read, with what is known about the file.
@@ -65,6 +61,8 @@ class RecordStream:
     default_origin: str = ""
     paraeval_export: bool = False
     notes: list[str] = field(default_factory=list)
+    # Things that may lose gold labels (a strict import refuses them): e.g. no record has the gold key.
+    warnings: list[str] = field(default_factory=list)
     lines: TextLines | None = None  # the decoded lines, when the records come from a file
 
     def finish(self) -> None:
@@ -247,11 +245,18 @@ def stream_stsb(lines: Iterable[str]) -> RecordStream:
 
 
 def stream_table(
-    lines: Iterable[str], *, delimiter: str, name: str, detected: bool, columns: Sequence[str] | None = None
+    lines: Iterable[str],
+    *,
+    delimiter: str,
+    name: str,
+    detected: bool,
+    columns: Sequence[str] | None = None,
+    options: ImportOptions = NO_OPTIONS,
 ) -> RecordStream:
     """A CSV or TSV file with a header naming the canonical fields (or their aliases).
 
     ``columns`` names the columns of a file without a header line: then every line is data.
+    ``options.gold_column`` names the column read as the gold label (or score), whatever its name.
     """
     stream = RecordStream(name)
     quoted = delimiter == ","
@@ -261,7 +266,7 @@ def stream_table(
         names: dict[str, str] = {}
         problems = []
         for index, cell in enumerate(header.cells):
-            canonical = f.canonical_name(cell)
+            canonical = options.gold_field() if options.is_gold_column(cell) else f.canonical_name(cell)
             if canonical is None:
                 stream.ignored_columns.append(cell)
             elif canonical in found:
@@ -273,6 +278,15 @@ def stream_table(
             else:
                 found[canonical] = index
                 names[canonical] = cell.strip()
+        if options.gold_column and not any(options.is_gold_column(cell) for cell in header.cells):
+            problems.append(
+                ImportProblem(
+                    header.line,
+                    options.gold_column,
+                    f"the gold column {options.gold_column!r} is not in the header "
+                    f"(the header has {', '.join(repr(cell) for cell in header.cells)})",
+                )
+            )
         missing = [name for name in f.REQUIRED_FIELDS if name not in found]
         if missing:
             message = f"missing required column {' and '.join(repr(name) for name in missing)}"
@@ -321,12 +335,16 @@ def stream_table(
     return stream
 
 
-def stream_mappings(items: Iterable[tuple[int | None, object]], name: str) -> RecordStream:
-    """JSON objects (or dicts given in Python), each with the canonical fields as keys."""
+def stream_mappings(
+    items: Iterable[tuple[int | None, object]], name: str, *, options: ImportOptions = NO_OPTIONS
+) -> RecordStream:
+    """JSON objects (or dicts given in Python), each with the canonical fields as keys
+    (``options.gold_column`` names a key read as the gold label or score)."""
     stream = RecordStream(name)
     seen_unknown: dict[str, None] = {}
 
     def records() -> Iterator[SourceRecord | ImportProblem]:
+        gold_seen = False
         for line, item in items:
             if isinstance(item, ImportProblem):
                 yield item
@@ -334,24 +352,45 @@ def stream_mappings(items: Iterable[tuple[int | None, object]], name: str) -> Re
             if not isinstance(item, Mapping):
                 yield ImportProblem(line, None, "expected an object with source and hypothesis")
                 continue
-            record, unknown, conflicts = canonical_record(line, item)
+            if options.gold_column:
+                gold_key = next((key for key in item if isinstance(key, str) and options.is_gold_column(key)), None)
+                if gold_key is not None:
+                    gold_seen = True
+                    rest = {key: value for key, value in item.items() if key != gold_key}
+                    record, unknown, conflicts = canonical_record(line, rest)
+                    if not f.is_blank(record.values.get(options.gold_field())):
+                        conflicts.append(
+                            f"{record.name(options.gold_field())} and {gold_key} both give the gold; keep one"
+                        )
+                    values = dict(record.values)
+                    values[options.gold_field()] = item[gold_key]
+                    names = dict(record.names)
+                    names[options.gold_field()] = gold_key
+                    record = SourceRecord(line, values, names)
+                else:
+                    record, unknown, conflicts = canonical_record(line, item)
+            else:
+                record, unknown, conflicts = canonical_record(line, item)
             for key in unknown:
                 if key not in seen_unknown:
                     seen_unknown[key] = None
                     stream.ignored_columns.append(key)
             yield from (ImportProblem(line, None, conflict) for conflict in conflicts)
             yield record
+        if options.gold_column and not gold_seen:
+            # Records may carry gold or not, one by one: a key no record has is a warning, not a refusal.
+            stream.warnings.append(f"no record has the gold key {options.gold_column!r}: no gold was read from it")
 
     stream.items = records()
     return stream
 
 
-def stream_jsonl(lines: Iterable[str]) -> RecordStream:
+def stream_jsonl(lines: Iterable[str], *, options: ImportOptions = NO_OPTIONS) -> RecordStream:
     """JSON Lines: one object a line."""
     objects = (
         (item.line, item.value) if isinstance(item, JsonObject) else (item.line, item) for item in read_jsonl(lines)
     )
-    stream = stream_mappings(objects, "jsonl")
+    stream = stream_mappings(objects, "jsonl", options=options)
     return stream
 
 
@@ -376,13 +415,15 @@ def open_records(
     filename: str = "",
     header: bool = True,
     columns: Sequence[str] | None = None,
+    options: ImportOptions = NO_OPTIONS,
 ) -> RecordStream:
     """Recognise a file and stream its records, one line read at a time.
 
     ``source`` is the file's content or an open file. A file that cannot be read at all (UTF-16,
     empty, unknown format) is refused here; problems of single records come through ``items``.
     ``header=False`` reads a file without a header line: PAWS or MRPC columns in their usual
-    order, or for CSV / TSV the ``columns`` given.
+    order, or for CSV / TSV the ``columns`` given. ``options.gold_column`` names the gold column
+    of a CSV, TSV or JSONL file; MRPC, PAWS and STS-B have their own.
     """
     if format not in FORMAT_CHOICES:
         raise ImportOptionError(f"unknown import format {format!r}; choose one of {', '.join(FORMAT_CHOICES)}")
@@ -418,6 +459,12 @@ def open_records(
     else:
         name = format
     every_line = itertools.chain(ahead, reading)
+    if options.gold_column and name in DEFAULT_ORIGINS:
+        raise ImportOptionError(
+            f"a {name} file has its own gold column: leave the gold column out (a value mapping still applies to it)"
+        )
+    if options.gold_map and name == "stsb":
+        raise ImportOptionError("an STS-B file gives graded scores (0-5): a value mapping does not apply to it")
     if name == "mrpc":
         stream = stream_mrpc(every_line, header=header)
     elif name == "paws":
@@ -425,11 +472,16 @@ def open_records(
     elif name == "stsb":
         stream = stream_stsb(every_line)
     elif name == "jsonl":
-        stream = stream_jsonl(every_line)
+        stream = stream_jsonl(every_line, options=options)
     else:
         delimiter = "," if name == "csv" else "\t"
         stream = stream_table(
-            every_line, delimiter=delimiter, name=name, detected=detected, columns=None if header else columns
+            every_line,
+            delimiter=delimiter,
+            name=name,
+            detected=detected,
+            columns=None if header else columns,
+            options=options,
         )
     stream.lines = lines
     return stream
