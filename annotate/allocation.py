@@ -266,25 +266,27 @@ def _lock_pair(pair_id: int) -> None:
 def revalidate(
     assignment: Assignment, campaign: Campaign, now: datetime, *, reshow: bool, length: timedelta | None = None
 ) -> bool:
-    """Keep an assignment's reservation: renew an expired one if its pair is still available.
+    """Whether the volunteer may still answer an assignment; an expired reservation is never renewed.
 
-    Returns False when the reservation has expired and the pair went to others meanwhile
-    (the caller drops the assignment). ``reshow`` restarts ``shown_at``: the pair is shown
-    again after a long absence, so the response time starts again too. ``length`` is the new
-    reservation (default: the campaign's). The caller holds the
+    A reservation lasts its length from the moment the pair was served, whatever the volunteer
+    does meanwhile: reloading the page does not extend it (issue 21, point 2: scripted
+    volunteers that reload and never answer held whole campaigns by renewing). Once it has
+    expired, the pair is still shown while it is available (judgements + others' reservations
+    < target) but holds nothing against the others; it returns False when the pair went to
+    others meanwhile (the caller drops the assignment). ``reshow`` restarts ``shown_at``: the
+    pair is shown again after a long absence, so the response time starts again too.
+    ``length`` is kept for callers' compatibility and ignored. The caller holds the
     assignment's row lock (assignment, then pair: the one lock order of this module).
     """
+    del length
     if assignment.pair.is_training or assignment.pair.is_check or assignment.expires_at > now:
         return True  # training and check pairs have no target: nothing to reserve
     _lock_pair(assignment.pair_id)
     if not is_available(assignment.pair_id, assignment.volunteer, campaign, now):
         return False
-    assignment.expires_at = now + (length or timedelta(minutes=campaign.reservation_minutes))
-    fields = ["expires_at"]
     if reshow:
         assignment.shown_at = now
-        fields.append("shown_at")
-    assignment.save(update_fields=fields)
+        assignment.save(update_fields=["shown_at"])
     return True
 
 
@@ -303,7 +305,15 @@ def reservation_length(campaign: Campaign, answered: Answered) -> timedelta:
     return timedelta(minutes=minutes)
 
 
-def _assign(volunteer: Volunteer, pair: Pair, campaign: Campaign, now: datetime, answered: Answered) -> Assignment:
+def _assign(
+    volunteer: Volunteer,
+    pair: Pair,
+    campaign: Campaign,
+    now: datetime,
+    answered: Answered,
+    *,
+    reserve: bool = True,
+) -> Assignment:
     # Training pairs keep their imported order (source on top) for everyone: the training
     # trial is the same for all judges (paper, section 3.1) and its explanations may say
     # "the first sentence". Campaign pairs get the volunteer's stable top/bottom draw.
@@ -314,7 +324,9 @@ def _assign(volunteer: Volunteer, pair: Pair, campaign: Campaign, now: datetime,
         source_on_top=source_on_top,
         position=answered.total + 1,
         shown_at=now,
-        expires_at=now + reservation_length(campaign, answered),
+        # Without ``reserve`` the pair is shown but not held: the volunteer let their last
+        # reservation lapse without answering, so they hold nothing until they answer again.
+        expires_at=now + reservation_length(campaign, answered) if reserve else now,
     )
     assignment.pair = pair
     return assignment
@@ -365,7 +377,11 @@ def _first_candidate(
 
 
 def _claim_campaign_pair(volunteer: Volunteer, campaign: Campaign, now: datetime, step: int) -> Pair | None:
-    """Lock and return the first available campaign pair: fewest judgements first, then shuffled."""
+    """Lock and return the first available campaign pair: fewest judgements first, then shuffled.
+
+    When none is free, a pair held by a volunteer who has not answered is taken over
+    (:func:`_take_over`).
+    """
     start = shuffle_point(volunteer.token, step)
     stale: list[int] = []
     while True:
@@ -379,13 +395,146 @@ def _claim_campaign_pair(volunteer: Volunteer, campaign: Campaign, now: datetime
                 # than tell this volunteer the pool is empty.
                 pair = _first_candidate(volunteer, campaign, now, start, stale, "wait")
                 if pair is None:
-                    return None
+                    break
             # The candidate query read counts from its own snapshot; an allocation or an
             # answer that committed before we got the lock is only visible to a new statement.
             if is_available(pair.pk, volunteer, campaign, now):
                 return pair
             stale.append(pair.pk)
             transaction.set_rollback(True)
+    return _take_over(volunteer, campaign, now)
+
+
+# A reservation "yields" to a waiting volunteer when its holder has never answered a campaign
+# pair and has had the pair for longer than the grace period: the holder is a script, or a
+# person who left, and a volunteer who is here now takes the pair.
+_YIELDING = """held.answered_at IS NULL AND held.expires_at > %s AND held.volunteer_id <> %s
+  AND held.shown_at <= %s
+  AND NOT EXISTS (
+    SELECT 1 FROM {judgement} j WHERE j.volunteer_id = held.volunteer_id AND NOT j.is_training AND NOT j.is_check
+  )"""
+
+_HELD_ONLY_BY_YIELDING = """
+SELECT p.id FROM {pair} p
+WHERE p.campaign_id = %s AND NOT p.is_training AND NOT p.is_check AND p.judgement_count < %s
+  AND NOT EXISTS (SELECT 1 FROM {assignment} mine WHERE mine.pair_id = p.id AND mine.volunteer_id = %s)
+  AND p.judgement_count + {reserved} - (SELECT COUNT(*) FROM {assignment} held WHERE held.pair_id = p.id AND {yielding})
+      < %s
+ORDER BY p.judgement_count, p.shuffle_key
+LIMIT 20"""
+
+
+def grace_cutoff(now: datetime) -> datetime:
+    """Reservations served before this moment, by volunteers with no answer, yield to others."""
+    return now - timedelta(seconds=settings.PARAEVAL_RESERVATION_GRACE_SECONDS)
+
+
+def _take_over(volunteer: Volunteer, campaign: Campaign, now: datetime) -> Pair | None:
+    """A pair held only by volunteers who never answered (past the grace period), taken over.
+
+    The holders' reservations end at once (they may still answer while the pair is available,
+    like after any expiry). Their assignment rows are locked with SKIP LOCKED: a holder busy
+    in a request of their own keeps the pair this time, and nobody waits for another
+    volunteer's rows (the module's lock order holds).
+    """
+    tables = {**_tables(), "judgement": connection.ops.quote_name(Judgement._meta.db_table)}
+    moment = connection.ops.adapt_datetimefield_value(now)
+    cutoff = connection.ops.adapt_datetimefield_value(grace_cutoff(now))
+    yielding = _YIELDING.format(**tables)
+    sql = _HELD_ONLY_BY_YIELDING.format(**tables, reserved=_RESERVED_BY_OTHERS.format(**tables), yielding=yielding)
+    target = campaign.judges_per_pair
+    params = [campaign.pk, target, volunteer.pk, moment, volunteer.pk, moment, volunteer.pk, cutoff, target]
+    with connection.cursor() as cursor:
+        cursor.execute(sql, params)
+        candidates = [row[0] for row in cursor.fetchall()]
+    skip = " FOR NO KEY UPDATE SKIP LOCKED" if connection.vendor == "postgresql" else ""
+    for pair_id in candidates:
+        with transaction.atomic():
+            locked = Pair.objects.raw(f"SELECT * FROM {tables['pair']} WHERE id = %s{skip}", [pair_id])
+            pair = next(iter(locked), None)
+            if pair is None:
+                continue
+            with connection.cursor() as cursor:
+                cursor.execute(
+                    f"SELECT held.id FROM {tables['assignment']} held WHERE held.pair_id = %s AND {yielding}{skip}",
+                    [pair_id, moment, volunteer.pk, cutoff],
+                )
+                holders = [row[0] for row in cursor.fetchall()]
+            Assignment.objects.filter(pk__in=holders).update(expires_at=now)
+            if is_available(pair_id, volunteer, campaign, now):
+                return pair
+            transaction.set_rollback(True)
+    return None
+
+
+_PLACES = """
+SELECT COALESCE(SUM(%s - p.judgement_count), 0),
+       COALESCE(SUM(GREATEST(%s - p.judgement_count - (
+           SELECT COUNT(*) FROM {assignment} held
+           WHERE held.pair_id = p.id AND held.answered_at IS NULL AND held.expires_at > %s
+             AND NOT ({yielding_any})
+       ), 0)), 0)
+FROM {pair} p
+WHERE p.campaign_id = %s AND NOT p.is_training AND NOT p.is_check AND p.judgement_count < %s"""
+
+# The same as ``_YIELDING`` without "not this volunteer" (places are counted for a newcomer).
+_YIELDING_ANY = """held.shown_at <= %s AND NOT EXISTS (
+    SELECT 1 FROM {judgement} j WHERE j.volunteer_id = held.volunteer_id AND NOT j.is_training AND NOT j.is_check
+  )"""
+
+
+@dataclass(frozen=True)
+class Places:
+    """What a campaign can still offer: judgements its pairs still need, and those free now.
+
+    ``free`` leaves out the judgements held by active reservations (a reservation that would
+    yield to a newcomer, see :func:`_take_over`, does not hold). A campaign with no free place
+    cannot serve a pair to a new volunteer: it is *full* (welcome page, staff pages).
+    """
+
+    needed: int
+    free: int
+
+    @property
+    def held(self) -> int:
+        return self.needed - self.free
+
+    @property
+    def is_full(self) -> bool:
+        return self.free == 0
+
+    @property
+    def is_complete(self) -> bool:
+        """Every pair has all its judges: the campaign can never serve anyone again."""
+        return self.needed == 0
+
+
+def places(campaign: Campaign, *, now: datetime | None = None) -> Places:
+    """Judgements still needed by the campaign's pairs and those nobody holds now (one statement).
+
+    It walks the pairs that still need judges (the allocation index), so a complete campaign
+    costs nothing and an almost complete one little.
+    """
+    now = now or timezone.now()
+    tables = {**_tables(), "judgement": connection.ops.quote_name(Judgement._meta.db_table)}
+    greatest = "GREATEST" if connection.vendor == "postgresql" else "MAX"
+    sql = _PLACES.format(**tables, yielding_any=_YIELDING_ANY.format(**tables)).replace("GREATEST", greatest)
+    target = campaign.judges_per_pair
+    moment = connection.ops.adapt_datetimefield_value(now)
+    cutoff = connection.ops.adapt_datetimefield_value(grace_cutoff(now))
+    with connection.cursor() as cursor:
+        cursor.execute(sql, [target, target, moment, cutoff, campaign.pk, target])
+        needed, free = cursor.fetchone()
+    return Places(needed=int(needed), free=int(free))
+
+
+def close_if_complete(campaign: Campaign, found: Places) -> bool:
+    """Close a campaign that closes itself when full, once every pair has its judges."""
+    if not (campaign.close_when_full and campaign.is_open and found.is_complete):
+        return False
+    Campaign.objects.filter(pk=campaign.pk).update(is_open=False)
+    campaign.is_open = False
+    return True
 
 
 def lock_open_assignments(volunteer: Volunteer) -> QuerySet[Assignment]:
@@ -435,7 +584,9 @@ def next_assignment(volunteer: Volunteer, *, now: datetime | None = None) -> Nex
         pair = _claim_campaign_pair(volunteer, campaign, now, step=answered.campaign)
         if pair is None:
             return NextPair(None, EndReason.EXHAUSTED, size, answered, dropped)
-        assignment = _assign(volunteer, pair, campaign, now, answered)
+        # A volunteer whose last reservation lapsed unanswered gets the next pair unreserved:
+        # reloading never buys a fresh reservation, only an answer does.
+        assignment = _assign(volunteer, pair, campaign, now, answered, reserve=not dropped)
         return NextPair(assignment, None, size, answered, dropped_expired=dropped)
 
 
@@ -444,17 +595,20 @@ __all__ = [
     "CampaignSize",
     "EndReason",
     "NextPair",
+    "Places",
     "answered_by",
     "campaign_size",
     "candidate_query",
     "check_due",
     "check_slots",
     "checks_met",
+    "close_if_complete",
     "draw_source_on_top",
     "is_available",
     "lock_open_assignments",
     "lock_volunteer",
     "next_assignment",
+    "places",
     "reservation_length",
     "revalidate",
     "shuffle_point",

@@ -237,11 +237,10 @@ def test_the_end_page_when_the_pool_runs_out_before_the_quota(client: Client) ->
     assert "You judged <strong>2 pairs</strong>" in page
     volunteer.refresh_from_db()
     assert volunteer.finished_at is not None
-    # The next volunteer does the training, then lands on the end page, never on an empty pair.
-    newcomer = start(Client(), campaign)
-    other = Client()
-    finish_training(other, newcomer, 1)
-    assert other.get(f"/v/{newcomer.token}/").url == f"/v/{newcomer.token}/done/"
+    # The next volunteer is told at once that the study is full, before any training
+    # (issue 21, point 1; test_campaign_full_and_sessions covers it in depth).
+    page = Client().get(f"/c/{campaign.slug}/").content.decode()
+    assert "This study is full" in page
 
 
 def test_the_end_page_after_the_quota(client: Client) -> None:

@@ -19,15 +19,15 @@ PAIR_INPUT = re.compile(r'name="pair" value="(\d+)"')
 
 
 def prolific_campaign(**fields: object) -> Campaign:
-    campaign = make_campaign(
-        slug="prolific-study",
-        quota=3,
-        platform="prolific",
-        completion_code=CODE,
-        screened_out_code=OTHER_CODE,
-        check_positions="2",
-        **fields,
-    )
+    defaults: dict[str, object] = {
+        "slug": "prolific-study",
+        "quota": 3,
+        "platform": "prolific",
+        "completion_code": CODE,
+        "screened_out_code": OTHER_CODE,
+        "check_positions": "2",
+    }
+    campaign = make_campaign(**{**defaults, **fields})
     make_training_pairs(campaign, 1)
     make_pair(campaign, is_check=True, expected_label=Label.SAME_MEANING.value, source="A b.", hypothesis="A b.")
     for _ in range(6):
@@ -87,11 +87,13 @@ def test_identifiers_are_stored_and_a_second_start_resumes() -> None:
         "study-1",
         "sess-9",
     )
-    # The same participant on another device (no cookie): back to their own pair, no new volunteer.
+    # The same participant on another device (no cookie), same platform session: back to their
+    # own pair, no new volunteer (another session is refused: test_campaign_full_and_sessions).
     other_device = Client()
-    assert other_device.get(link(session="sess-10")).url == f"/v/{volunteer.token}/"
+    assert other_device.get(link()).url == f"/v/{volunteer.token}/"
     again = other_device.post(
-        "/c/prolific-study/", {"consent": "on", "english_level": "poor", "PROLIFIC_PID": "5f1e2d3c4b5a69788796a5b4"}
+        "/c/prolific-study/",
+        {"consent": "on", "english_level": "poor", "PROLIFIC_PID": "5f1e2d3c4b5a69788796a5b4", "SESSION_ID": "sess-9"},
     )
     assert again.url == f"/v/{volunteer.token}/"
     assert Volunteer.objects.count() == 1
@@ -127,8 +129,18 @@ def test_a_participant_who_fails_a_check_gets_the_other_code_or_none() -> None:
     assert CODE not in end
     assert f'<p class="completion-code" id="completion-code">{OTHER_CODE}</p>' in end
     assert Judgement.objects.get(volunteer=volunteer, is_check=True).label == "very_different"
+    # The code shown is a record: a later change of the campaign leaves the end page as it was
+    # (test_campaign_end_records covers the participants' CSV).
     Campaign.objects.filter(pk=campaign.pk).update(screened_out_code="")
     end = client.get(f"/v/{volunteer.token}/done/").content.decode()
+    assert f'<p class="completion-code" id="completion-code">{OTHER_CODE}</p>' in end
+
+
+def test_a_flagged_participant_without_another_code_gets_none() -> None:
+    prolific_campaign(screened_out_code="")
+    client = Client()
+    volunteer, _ = start(client, link())
+    end = answer_everything(client, volunteer, check_answer=Label.VERY_DIFFERENT)[-1]
     assert CODE not in end and OTHER_CODE not in end
     assert "no completion code can be given" in end
 
