@@ -376,11 +376,13 @@ def _first_candidate(
     return None
 
 
-def _claim_campaign_pair(volunteer: Volunteer, campaign: Campaign, now: datetime, step: int) -> Pair | None:
+def _claim_campaign_pair(
+    volunteer: Volunteer, campaign: Campaign, now: datetime, step: int, *, take_over: bool = True
+) -> Pair | None:
     """Lock and return the first available campaign pair: fewest judgements first, then shuffled.
 
-    When none is free, a pair held by a volunteer who has not answered is taken over
-    (:func:`_take_over`).
+    When none is free and ``take_over`` allows it, a pair held by a volunteer who has not
+    answered is taken over (:func:`_take_over`).
     """
     start = shuffle_point(volunteer.token, step)
     stale: list[int] = []
@@ -402,7 +404,7 @@ def _claim_campaign_pair(volunteer: Volunteer, campaign: Campaign, now: datetime
                 return pair
             stale.append(pair.pk)
             transaction.set_rollback(True)
-    return _take_over(volunteer, campaign, now)
+    return _take_over(volunteer, campaign, now) if take_over else None
 
 
 # A reservation "yields" to a waiting volunteer when its holder has never answered a campaign
@@ -547,6 +549,20 @@ def lock_open_assignments(volunteer: Volunteer) -> QuerySet[Assignment]:
     )
 
 
+def _mark_lapsed(volunteer: Volunteer, now: datetime) -> None:
+    """Remember that the volunteer let a reservation run out (their row is locked by the caller)."""
+    if volunteer.reservation_lapsed_at is None:
+        volunteer.reservation_lapsed_at = now
+        Volunteer.objects.filter(pk=volunteer.pk).update(reservation_lapsed_at=now)
+
+
+def clear_lapse(volunteer: Volunteer) -> None:
+    """An answer: the volunteer holds reservations again (no query when nothing lapsed)."""
+    if volunteer.reservation_lapsed_at is not None:
+        volunteer.reservation_lapsed_at = None
+        Volunteer.objects.filter(pk=volunteer.pk).update(reservation_lapsed_at=None)
+
+
 def next_assignment(volunteer: Volunteer, *, now: datetime | None = None) -> NextPair:
     """The assignment ``volunteer`` should see now (resumed, renewed or new), or why none.
 
@@ -562,6 +578,8 @@ def next_assignment(volunteer: Volunteer, *, now: datetime | None = None) -> Nex
         answered = answered_by(volunteer)
         if current is not None:
             current.volunteer = volunteer
+            if current.expires_at <= now and not (current.pair.is_training or current.pair.is_check):
+                _mark_lapsed(volunteer, now)
             if revalidate(current, campaign, now, reshow=True, length=reservation_length(campaign, answered)):
                 return NextPair(current, None, size, answered)
             current.delete()
@@ -581,12 +599,13 @@ def next_assignment(volunteer: Volunteer, *, now: datetime | None = None) -> Nex
 
         if answered.campaign >= campaign.quota:
             return NextPair(None, EndReason.QUOTA, size, answered, dropped)
-        pair = _claim_campaign_pair(volunteer, campaign, now, step=answered.campaign)
+        # A volunteer whose last reservation lapsed unanswered gets their pairs unreserved (and
+        # takes no pair over from anyone) until they answer: reloading never buys a reservation.
+        holds = volunteer.reservation_lapsed_at is None
+        pair = _claim_campaign_pair(volunteer, campaign, now, step=answered.campaign, take_over=holds)
         if pair is None:
             return NextPair(None, EndReason.EXHAUSTED, size, answered, dropped)
-        # A volunteer whose last reservation lapsed unanswered gets the next pair unreserved:
-        # reloading never buys a fresh reservation, only an answer does.
-        assignment = _assign(volunteer, pair, campaign, now, answered, reserve=not dropped)
+        assignment = _assign(volunteer, pair, campaign, now, answered, reserve=holds)
         return NextPair(assignment, None, size, answered, dropped_expired=dropped)
 
 
@@ -602,6 +621,7 @@ __all__ = [
     "check_due",
     "check_slots",
     "checks_met",
+    "clear_lapse",
     "close_if_complete",
     "draw_source_on_top",
     "is_available",

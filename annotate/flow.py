@@ -259,6 +259,10 @@ def record_answer(volunteer: Volunteer, pair_id: int, label: str) -> AnswerResul
 def _store_answer(volunteer: Volunteer, pair_id: int, answer: Label) -> AnswerResult:
     now = timezone.now()
     with transaction.atomic():
+        if volunteer.reservation_lapsed_at is not None:
+            # This answer clears the lapse on the volunteer's row: take that lock first, as
+            # the allocator does (the module's lock order: volunteer, assignment, pair).
+            allocation.lock_volunteer(volunteer)
         assignment = allocation.lock_open_assignments(volunteer).filter(pair_id=pair_id).first()
         if assignment is None:
             existing = Judgement.objects.select_related("pair").filter(volunteer=volunteer, pair_id=pair_id).first()
@@ -282,6 +286,8 @@ def _store_answer(volunteer: Volunteer, pair_id: int, answer: Label) -> AnswerRe
             answered_at=now,
         )
         Assignment.objects.filter(pk=assignment.pk).update(answered_at=now)
+        if not (pair.is_training or pair.is_check):
+            allocation.clear_lapse(volunteer)
         announce_judgement_recorded(judgement.pk, pair.pk)
     return AnswerResult(AnswerOutcome.STORED, judgement, pair)
 

@@ -263,6 +263,11 @@ class Volunteer(models.Model):
         default="",
     )
     exclusion_note = models.CharField(max_length=300, blank=True, help_text="Why staff overrode the rule.")
+    reservation_lapsed_at = models.DateTimeField(
+        null=True,
+        blank=True,
+        help_text="When a reservation of theirs ran out unanswered; until their next answer they hold no pair.",
+    )
     # The record of the end page, written once when the volunteer first reaches it: the rule's
     # verdict at that moment and the code shown (later rule changes never rewrite it).
     verdict_at = models.DateTimeField(
