@@ -143,3 +143,11 @@ def test_training_volunteers_are_not_counted_as_holding_places() -> None:
     volunteer = make_volunteer(campaign)
     allocation.next_assignment(volunteer, now=timezone.now() - timedelta(minutes=1))  # a training pair
     assert allocation.places(campaign).free == 1
+
+
+def test_the_full_page_is_in_french_for_a_french_campaign() -> None:
+    campaign = prolific_campaign(language="fr")
+    judged_to_target(campaign)
+    text = Client().get(link(pid="late")).content.decode()
+    assert "<h1>Cette étude est complète</h1>" in text
+    assert "veuillez rendre l'étude sur Prolific" in text
