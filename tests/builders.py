@@ -17,7 +17,7 @@ _counter = itertools.count(1)
 
 def make_campaign(**fields: Any) -> Campaign:
     number = next(_counter)
-    # Test clients answer in milliseconds: the default "too fast" rule (a median under 3 s per
+    # Test clients answer in milliseconds: the default "too fast" rule (a median under 2 s per
     # pair) would flag every scripted volunteer, so builders switch it off unless asked.
     defaults: dict[str, Any] = {
         "slug": f"campaign-{number}",
