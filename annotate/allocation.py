@@ -138,6 +138,25 @@ def check_slots(campaign: Campaign, campaign_pairs: int) -> list[int]:
     return [slot for index, slot in enumerate(slots, start=1) if slot - index < campaign_pairs]
 
 
+def volunteer_check_slots(campaign: Campaign, campaign_pairs: int, token: str) -> list[int]:
+    """Where *this* volunteer meets their checks: each drawn within the configured spacing.
+
+    The i-th configured slot s_i stands for the window (s_{i-1}, s_i] (s_0 = 0); the volunteer's
+    check comes at a place of that window drawn from their token (SHA-256, stable across
+    reloads and workers). Checks at the same places for everyone could be told apart by
+    volunteers comparing notes (issue 21, point 4); the number of checks and the spacing stay
+    as configured, and a volunteer never meets a check later than its configured slot.
+    """
+    drawn = []
+    previous = 0
+    for index, slot in enumerate(check_slots(campaign, campaign_pairs), start=1):
+        width = slot - previous
+        digest = hashlib.sha256(f"{token}:check-slot:{index}".encode()).digest()
+        drawn.append(previous + 1 + int.from_bytes(digest[:4], "big") % width)
+        previous = slot
+    return drawn
+
+
 def checks_met(campaign: Campaign, campaign_pairs: int, check_pairs: int) -> int:
     """How many check pairs a volunteer meets: the slots reached, as far as check pairs last."""
     if not check_pairs:
@@ -344,12 +363,12 @@ def _next_check_pair(volunteer: Volunteer, campaign: Campaign) -> Pair | None:
     return min(candidates, key=lambda pair: hashlib.sha256(f"{volunteer.token}:check:{pair.pk}".encode()).digest())
 
 
-def check_due(campaign: Campaign, size: CampaignSize, answered: Answered) -> bool:
-    """Whether the volunteer's next campaign item is a check pair."""
+def check_due(campaign: Campaign, size: CampaignSize, answered: Answered, token: str) -> bool:
+    """Whether the volunteer's next campaign item is a check pair (at their own drawn places)."""
     if size.checks == 0 or answered.checks >= size.checks:
         return False
     slot = answered.campaign + answered.checks + 1
-    return slot in check_slots(campaign, size.pool_up_to_quota)
+    return slot in volunteer_check_slots(campaign, size.pool_up_to_quota, token)
 
 
 def _next_training_pair(volunteer: Volunteer, campaign: Campaign) -> Pair | None:
@@ -530,6 +549,39 @@ def places(campaign: Campaign, *, now: datetime | None = None) -> Places:
     return Places(needed=int(needed), free=int(free))
 
 
+_FULL_CAMPAIGNS = """
+SELECT c.slug FROM {campaign} c
+WHERE c.is_open
+  AND EXISTS (SELECT 1 FROM {pair} q WHERE q.campaign_id = c.id AND NOT q.is_training AND NOT q.is_check)
+  AND NOT EXISTS (
+    SELECT 1 FROM {pair} p
+    WHERE p.campaign_id = c.id AND NOT p.is_training AND NOT p.is_check AND p.judgement_count < c.judges_per_pair
+      AND p.judgement_count + (
+        SELECT COUNT(*) FROM {assignment} held
+        WHERE held.pair_id = p.id AND held.answered_at IS NULL AND held.expires_at > %s AND NOT ({yielding_any})
+      ) < c.judges_per_pair
+  )"""
+
+
+def full_campaign_slugs(*, now: datetime | None = None) -> set[str]:
+    """Slugs of the open campaigns with pairs that cannot serve a new volunteer now: one statement.
+
+    The same definition as :attr:`Places.is_full`, for every campaign at once (the staff hub).
+    """
+    now = now or timezone.now()
+    tables = {
+        **_tables(),
+        "judgement": connection.ops.quote_name(Judgement._meta.db_table),
+        "campaign": connection.ops.quote_name(Campaign._meta.db_table),
+    }
+    sql = _FULL_CAMPAIGNS.format(**tables, yielding_any=_YIELDING_ANY.format(**tables))
+    moment = connection.ops.adapt_datetimefield_value(now)
+    cutoff = connection.ops.adapt_datetimefield_value(grace_cutoff(now))
+    with connection.cursor() as cursor:
+        cursor.execute(sql, [moment, cutoff])
+        return {row[0] for row in cursor.fetchall()}
+
+
 def close_if_complete(campaign: Campaign, found: Places) -> bool:
     """Close a campaign that closes itself when full, once every pair has its judges."""
     if not (campaign.close_when_full and campaign.is_open and found.is_complete):
@@ -591,7 +643,7 @@ def next_assignment(volunteer: Volunteer, *, now: datetime | None = None) -> Nex
                 assignment = _assign(volunteer, training, campaign, now, answered)
                 return NextPair(assignment, None, size, answered, dropped_expired=dropped)
 
-        if check_due(campaign, size, answered):
+        if check_due(campaign, size, answered, volunteer.token):
             check = _next_check_pair(volunteer, campaign)
             if check is not None:
                 assignment = _assign(volunteer, check, campaign, now, answered)
@@ -624,6 +676,7 @@ __all__ = [
     "clear_lapse",
     "close_if_complete",
     "draw_source_on_top",
+    "full_campaign_slugs",
     "is_available",
     "lock_open_assignments",
     "lock_volunteer",
@@ -632,4 +685,5 @@ __all__ = [
     "reservation_length",
     "revalidate",
     "shuffle_point",
+    "volunteer_check_slots",
 ]

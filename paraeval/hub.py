@@ -10,7 +10,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from django.conf import settings
-from django.db.models import Count, Exists, IntegerField, OuterRef, Subquery
+from django.db.models import Count, IntegerField, OuterRef, Subquery
 from django.db.models.functions import Coalesce
 from django.urls import reverse
 
@@ -123,8 +123,6 @@ def public_campaign() -> PublicCampaign | None:
 
 def full_campaigns() -> set[str]:
     """Slugs of the open campaigns that cannot serve a pair to a new volunteer now (shown "full")."""
-    from annotate.allocation import places
+    from annotate.allocation import full_campaign_slugs
 
-    pool = Pair.objects.filter(campaign=OuterRef("pk"), is_training=False, is_check=False)
-    campaigns = Campaign.objects.filter(is_open=True).filter(Exists(pool))
-    return {campaign.slug for campaign in campaigns if places(campaign).is_full}
+    return full_campaign_slugs()
