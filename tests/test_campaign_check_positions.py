@@ -71,6 +71,6 @@ def test_the_import_warns_about_a_check_whose_sentences_are_identical(
     call_command("import_pairs", str(path), campaign="checked")
     out = capsys.readouterr().out
     assert (
-        "note: warning: 1 check pair (line 3) show two identical sentences: nothing is highlighted on such a pair, "
+        "note: warning: 1 check pair (line 3) shows two identical sentences: nothing is highlighted on such a pair, "
         "so volunteers can tell it is a check (change a few words; see docs/crowd-campaigns.md)"
     ) in out

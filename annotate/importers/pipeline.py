@@ -263,9 +263,10 @@ def _store(
         if identical := tally.identical_checks:
             lines = ", ".join(str(line) for line in identical[:10]) + (", …" if len(identical) > 10 else "")
             notes.append(
-                f"warning: {len(identical):,} check pair{'s' if len(identical) > 1 else ''} (line {lines}) "
-                "show two identical sentences: nothing is highlighted on such a pair, so volunteers can tell "
-                "it is a check (change a few words; see docs/crowd-campaigns.md)"
+                f"warning: {len(identical):,} check pair{'s' if len(identical) > 1 else ''} "
+                f"(line{'s' if len(identical) > 1 else ''} {lines}) "
+                f"show{'' if len(identical) > 1 else 's'} two identical sentences: nothing is highlighted on such "
+                "a pair, so volunteers can tell it is a check (change a few words; see docs/crowd-campaigns.md)"
             )
         pair_ids = stored_ids.tolist()
         del stored_ids
