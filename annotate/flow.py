@@ -82,6 +82,25 @@ class CurrentPair:
     def is_training(self) -> bool:
         return self.pair.is_training
 
+    @property
+    def item(self) -> int:
+        """How the page names the pair: its place in the volunteer's own sequence.
+
+        Never the pair's database id: ids follow the import order, so check pairs imported
+        apart from the real ones would stand out by their ids (issue 21, point 4).
+        """
+        return self.assignment.position or 0
+
+
+def pair_of_item(volunteer: Volunteer, item: int) -> int | None:
+    """The pair the volunteer was given as item ``item`` of their sequence (None: no such item)."""
+    return (
+        Assignment.objects.filter(volunteer=volunteer, position=item)
+        .order_by("-id")
+        .values_list("pair_id", flat=True)
+        .first()
+    )
+
 
 @dataclass(frozen=True)
 class AnswerResult:
@@ -322,6 +341,7 @@ __all__ = [
     "end_reason",
     "mark_seen",
     "next_step",
+    "pair_of_item",
     "progress_of",
     "record_answer",
     "start_volunteer",

@@ -318,8 +318,12 @@ def answer(request: HttpRequest, token: str) -> HttpResponse:
         if item is None:
             return redirect("annotate:done", token=token)
         return _pair_response(request, volunteer, item, form=form, status=400)
+    # The form names the pair by its place in the volunteer's sequence, not by its id.
+    pair_id = flow.pair_of_item(volunteer, form.cleaned_data["pair"])
+    if pair_id is None:
+        raise Http404("This pair is not one of yours.")
     try:
-        result = flow.record_answer(volunteer, form.cleaned_data["pair"], form.cleaned_data["label"])
+        result = flow.record_answer(volunteer, pair_id, form.cleaned_data["label"])
     except flow.NotAssignedError:
         raise Http404("This pair is not one of yours.") from None
     if result.outcome is flow.AnswerOutcome.REASSIGNED:

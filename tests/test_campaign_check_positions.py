@@ -74,3 +74,32 @@ def test_the_import_warns_about_a_check_whose_sentences_are_identical(
         "note: warning: 1 check pair (line 3) shows two identical sentences: nothing is highlighted on such a pair, "
         "so volunteers can tell it is a check (change a few words; see docs/crowd-campaigns.md)"
     ) in out
+
+
+def test_the_pair_page_names_the_pair_by_the_volunteers_item_number_not_its_id() -> None:
+    # Check pairs imported after the real ones have ids after theirs: an id on the page would
+    # tell them apart. The page names every pair by its place in the volunteer's sequence.
+    from django.test import Client
+
+    from tests.pair_page import item_on_page
+
+    campaign = make_campaign(slug="ids", quota=3, check_positions="2")
+    real = [make_pair(campaign) for _ in range(3)]
+    check = make_pair(campaign, is_check=True, expected_label=Label.SAME_MEANING.value)
+    volunteer = make_volunteer(campaign)
+    client = Client()
+    items = []
+    for _ in range(4):
+        page = client.get(f"/v/{volunteer.token}/").content.decode()
+        item = item_on_page(page)
+        items.append(item)
+        for pair in (*real, check):
+            assert f'value="{pair.pk}"' not in page or pair.pk == item
+            assert f'data-pair="{pair.pk}"' not in page
+        response = client.post(f"/v/{volunteer.token}/answer/", {"pair": item, "label": "same_meaning"})
+        assert response.status_code == 302
+    assert items == [1, 2, 3, 4]
+    assert volunteer.judgements.count() == 4 and volunteer.judgements.filter(pair=check).count() == 1
+    # An item number that is not one of the volunteer's is a 404, and nothing is stored.
+    assert client.post(f"/v/{volunteer.token}/answer/", {"pair": 99, "label": "same_meaning"}).status_code == 404
+    assert volunteer.judgements.count() == 4

@@ -8,14 +8,14 @@ import pytest
 from django.test import Client
 
 from annotate.labels import Label
-from annotate.models import Assignment, Campaign, Judgement, Pair, Volunteer
+from annotate.models import Assignment, Campaign, Judgement, Volunteer
 from tests.builders import make_campaign, make_pair, make_training_pairs
+from tests.pair_page import item_on_page, pair_on_page
 
 pytestmark = pytest.mark.django_db
 
 CODE = "C1A2B3XY"
 OTHER_CODE = "SCREEN42"
-PAIR_INPUT = re.compile(r'name="pair" value="(\d+)"')
 
 
 def prolific_campaign(**fields: object) -> Campaign:
@@ -63,9 +63,9 @@ def answer_everything(client: Client, volunteer: Volunteer, check_answer: Label)
         if path.endswith("/training-done/"):
             client.post(path)
             continue
-        pair = Pair.objects.get(pk=int(PAIR_INPUT.search(pages[-1]).group(1)))
+        pair = pair_on_page(pages[-1], volunteer)
         label = check_answer if pair.is_check else Label(pair.expected_label or "mostly_similar")
-        response = client.post(f"/v/{volunteer.token}/answer/", {"pair": pair.pk, "label": label.value})
+        response = client.post(f"/v/{volunteer.token}/answer/", {"pair": item_on_page(pages[-1]), "label": label.value})
         if "/training/" in response.url:  # the training feedback page
             pages.append(client.get(response.url).content.decode())
     raise AssertionError("never reached the end page")
@@ -174,10 +174,11 @@ def answer_everything_until_campaign_pair(client: Client, volunteer: Volunteer) 
         if path.endswith("/training-done/"):
             client.post(path)
             continue
-        pair = Pair.objects.get(pk=int(PAIR_INPUT.search(response.content.decode()).group(1)))
+        pair = pair_on_page(response.content.decode(), volunteer)
         if not pair.is_training:
             return
-        client.post(f"/v/{volunteer.token}/answer/", {"pair": pair.pk, "label": pair.expected_label})
+        item = item_on_page(response.content.decode())
+        client.post(f"/v/{volunteer.token}/answer/", {"pair": item, "label": pair.expected_label})
 
 
 def test_a_generic_platform_names_its_own_parameters() -> None:
