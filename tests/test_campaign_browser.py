@@ -471,7 +471,7 @@ def test_on_a_laptop_screen_the_welcome_page_start_button_is_visible(
 
 
 def test_a_french_campaign_walked_in_french(browser: WebDriver, live_server, artifacts_dir: Path) -> None:
-    campaign = make_campaign(slug="etude", name="Étude de paraphrases", language="fr", quota=2, judges_per_pair=2)
+    campaign = make_campaign(slug="etude", name="Étude de paraphrases", language="fr", quota=2, judges_per_pair=3)
     make_pair(
         campaign,
         source="Le chat boit du lait.",
