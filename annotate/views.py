@@ -166,8 +166,8 @@ def welcome(request: HttpRequest, slug: str) -> HttpResponse:
     if pairs:
         # Before anything else: a newcomer the campaign cannot serve is told so now, not after
         # the training (issue 21, point 1), and a campaign that closes itself when full closes.
-        found = allocation.places(campaign)
-        allocation.close_if_complete(campaign, found)
+        found = allocation.openness(campaign)
+        allocation.close_if_complete(campaign, found.complete)
         if found.is_full:
             return render(request, "annotate/full.html", context)
     form = StartForm(request.POST or None)
@@ -380,7 +380,7 @@ def done(request: HttpRequest, token: str) -> HttpResponse | HttpResponseRedirec
     completion = platforms.record_end(volunteer)
     pool_exhausted = flow.end_reason(progress, volunteer.campaign) is EndReason.EXHAUSTED
     if pool_exhausted and volunteer.campaign.close_when_full:
-        allocation.close_if_complete(volunteer.campaign, allocation.places(volunteer.campaign))
+        allocation.close_if_complete(volunteer.campaign, allocation.openness(volunteer.campaign).complete)
     context.update(progress=progress, pool_exhausted=pool_exhausted, completion=completion)
     return render(request, "annotate/done.html", context)
 

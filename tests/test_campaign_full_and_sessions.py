@@ -151,3 +151,21 @@ def test_the_full_page_is_in_french_for_a_french_campaign() -> None:
     text = Client().get(link(pid="late")).content.decode()
     assert "<h1>Cette étude est complète</h1>" in text
     assert "veuillez rendre l'étude sur Prolific" in text
+
+
+def test_the_welcome_pages_cheap_check_agrees_with_the_staff_count() -> None:
+    campaign = make_campaign(slug="agree", quota=5, judges_per_pair=2)
+    pairs = [make_pair(campaign) for _ in range(3)]
+    now = timezone.now()
+    states = []
+    for pair in pairs:
+        for _ in range(2):
+            found, counted = allocation.openness(campaign, now=now), allocation.places(campaign, now=now)
+            states.append((found.is_full, counted.is_full, found.complete, counted.is_complete))
+            make_judgement(pair, make_volunteer(campaign))
+            pair.judgement_count += 1
+            pair.save(update_fields=["judgement_count"])
+    found, counted = allocation.openness(campaign, now=now), allocation.places(campaign, now=now)
+    states.append((found.is_full, counted.is_full, found.complete, counted.is_complete))
+    assert all(state[0] == state[1] and state[2] == state[3] for state in states), states
+    assert states[0] == (False, False, False, False) and states[-1] == (True, True, True, True)
