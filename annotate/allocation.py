@@ -19,8 +19,12 @@ Rules (issue 2, point 9):
   future; an abandoned one simply stops counting when it expires. Counts come from answers
   (``Pair.judgement_count``, kept in step with the Judgement rows by ``annotate.counters``),
   never from pages served.
-- The open assignment is resumed on reload. An expired one is renewed when its pair is still
-  available, otherwise dropped and another pair allocated.
+- The open assignment is resumed on reload. A reservation is never renewed (issue 21, point 2):
+  an expired one is still shown while its pair is available, holding nothing, otherwise it is
+  dropped and another pair allocated. A volunteer whose reservation ran out unanswered
+  (``Volunteer.reservation_lapsed_at``) gets pairs without reservation until they answer.
+- When no pair is free, a pair held by a volunteer who never answered a campaign pair, for
+  longer than ``PARAEVAL_RESERVATION_GRACE_SECONDS``, is taken over (:func:`_take_over`).
 
 Concurrency. Allocation runs in one transaction that locks the volunteer's row, then their
 open assignment (an answer locks that assignment too), so two requests of one volunteer (two
@@ -282,9 +286,7 @@ def _lock_pair(pair_id: int) -> None:
     list(Pair.objects.select_for_update(no_key=True).filter(pk=pair_id).order_by().values_list("pk", flat=True))
 
 
-def revalidate(
-    assignment: Assignment, campaign: Campaign, now: datetime, *, reshow: bool, length: timedelta | None = None
-) -> bool:
+def revalidate(assignment: Assignment, campaign: Campaign, now: datetime, *, reshow: bool) -> bool:
     """Whether the volunteer may still answer an assignment; an expired reservation is never renewed.
 
     A reservation lasts its length from the moment the pair was served, whatever the volunteer
@@ -293,11 +295,10 @@ def revalidate(
     expired, the pair is still shown while it is available (judgements + others' reservations
     < target) but holds nothing against the others; it returns False when the pair went to
     others meanwhile (the caller drops the assignment). ``reshow`` restarts ``shown_at``: the
-    pair is shown again after a long absence, so the response time starts again too.
-    ``length`` is kept for callers' compatibility and ignored. The caller holds the
-    assignment's row lock (assignment, then pair: the one lock order of this module).
+    pair is shown again after a long absence, so the response time starts again too. The
+    caller holds the assignment's row lock (assignment, then pair: the one lock order of this
+    module).
     """
-    del length
     if assignment.pair.is_training or assignment.pair.is_check or assignment.expires_at > now:
         return True  # training and check pairs have no target: nothing to reserve
     _lock_pair(assignment.pair_id)
@@ -684,7 +685,7 @@ def next_assignment(volunteer: Volunteer, *, now: datetime | None = None) -> Nex
             current.volunteer = volunteer
             if current.expires_at <= now and not (current.pair.is_training or current.pair.is_check):
                 _mark_lapsed(volunteer, now)
-            if revalidate(current, campaign, now, reshow=True, length=reservation_length(campaign, answered)):
+            if revalidate(current, campaign, now, reshow=True):
                 return NextPair(current, None, size, answered)
             current.delete()
             dropped = True
