@@ -59,7 +59,7 @@ class CampaignAdmin(admin.ModelAdmin):
         "created_at",
     ]
     fieldsets = [
-        (None, {"fields": ["name", "slug", "description", "is_open", "language", "link"]}),
+        (None, {"fields": ["name", "slug", "description", "is_open", "close_when_full", "language", "link"]}),
         ("Rules", {"fields": ["quota", "judges_per_pair", "reservation_minutes"]}),
         (
             "Attention checks and the exclusion rule",

@@ -19,8 +19,12 @@ Rules (issue 2, point 9):
   future; an abandoned one simply stops counting when it expires. Counts come from answers
   (``Pair.judgement_count``, kept in step with the Judgement rows by ``annotate.counters``),
   never from pages served.
-- The open assignment is resumed on reload. An expired one is renewed when its pair is still
-  available, otherwise dropped and another pair allocated.
+- The open assignment is resumed on reload. A reservation is never renewed (issue 21, point 2):
+  an expired one is still shown while its pair is available, holding nothing, otherwise it is
+  dropped and another pair allocated. A volunteer whose reservation ran out unanswered
+  (``Volunteer.reservation_lapsed_at``) gets pairs without reservation until they answer.
+- When no pair is free, a pair held by a volunteer who never answered a campaign pair, for
+  longer than ``PARAEVAL_RESERVATION_GRACE_SECONDS``, is taken over (:func:`_take_over`).
 
 Concurrency. Allocation runs in one transaction that locks the volunteer's row, then their
 open assignment (an answer locks that assignment too), so two requests of one volunteer (two
@@ -136,6 +140,25 @@ def check_slots(campaign: Campaign, campaign_pairs: int) -> list[int]:
     else:
         return []
     return [slot for index, slot in enumerate(slots, start=1) if slot - index < campaign_pairs]
+
+
+def volunteer_check_slots(campaign: Campaign, campaign_pairs: int, token: str) -> list[int]:
+    """Where *this* volunteer meets their checks: each drawn within the configured spacing.
+
+    The i-th configured slot s_i stands for the window (s_{i-1}, s_i] (s_0 = 0); the volunteer's
+    check comes at a place of that window drawn from their token (SHA-256, stable across
+    reloads and workers). Checks at the same places for everyone could be told apart by
+    volunteers comparing notes (issue 21, point 4); the number of checks and the spacing stay
+    as configured, and a volunteer never meets a check later than its configured slot.
+    """
+    drawn = []
+    previous = 0
+    for index, slot in enumerate(check_slots(campaign, campaign_pairs), start=1):
+        width = slot - previous
+        digest = hashlib.sha256(f"{token}:check-slot:{index}".encode()).digest()
+        drawn.append(previous + 1 + int.from_bytes(digest[:4], "big") % width)
+        previous = slot
+    return drawn
 
 
 def checks_met(campaign: Campaign, campaign_pairs: int, check_pairs: int) -> int:
@@ -263,28 +286,27 @@ def _lock_pair(pair_id: int) -> None:
     list(Pair.objects.select_for_update(no_key=True).filter(pk=pair_id).order_by().values_list("pk", flat=True))
 
 
-def revalidate(
-    assignment: Assignment, campaign: Campaign, now: datetime, *, reshow: bool, length: timedelta | None = None
-) -> bool:
-    """Keep an assignment's reservation: renew an expired one if its pair is still available.
+def revalidate(assignment: Assignment, campaign: Campaign, now: datetime, *, reshow: bool) -> bool:
+    """Whether the volunteer may still answer an assignment; an expired reservation is never renewed.
 
-    Returns False when the reservation has expired and the pair went to others meanwhile
-    (the caller drops the assignment). ``reshow`` restarts ``shown_at``: the pair is shown
-    again after a long absence, so the response time starts again too. ``length`` is the new
-    reservation (default: the campaign's). The caller holds the
-    assignment's row lock (assignment, then pair: the one lock order of this module).
+    A reservation lasts its length from the moment the pair was served, whatever the volunteer
+    does meanwhile: reloading the page does not extend it (issue 21, point 2: scripted
+    volunteers that reload and never answer held whole campaigns by renewing). Once it has
+    expired, the pair is still shown while it is available (judgements + others' reservations
+    < target) but holds nothing against the others; it returns False when the pair went to
+    others meanwhile (the caller drops the assignment). ``reshow`` restarts ``shown_at``: the
+    pair is shown again after a long absence, so the response time starts again too. The
+    caller holds the assignment's row lock (assignment, then pair: the one lock order of this
+    module).
     """
     if assignment.pair.is_training or assignment.pair.is_check or assignment.expires_at > now:
         return True  # training and check pairs have no target: nothing to reserve
     _lock_pair(assignment.pair_id)
     if not is_available(assignment.pair_id, assignment.volunteer, campaign, now):
         return False
-    assignment.expires_at = now + (length or timedelta(minutes=campaign.reservation_minutes))
-    fields = ["expires_at"]
     if reshow:
         assignment.shown_at = now
-        fields.append("shown_at")
-    assignment.save(update_fields=fields)
+        assignment.save(update_fields=["shown_at"])
     return True
 
 
@@ -303,7 +325,15 @@ def reservation_length(campaign: Campaign, answered: Answered) -> timedelta:
     return timedelta(minutes=minutes)
 
 
-def _assign(volunteer: Volunteer, pair: Pair, campaign: Campaign, now: datetime, answered: Answered) -> Assignment:
+def _assign(
+    volunteer: Volunteer,
+    pair: Pair,
+    campaign: Campaign,
+    now: datetime,
+    answered: Answered,
+    *,
+    reserve: bool = True,
+) -> Assignment:
     # Training pairs keep their imported order (source on top) for everyone: the training
     # trial is the same for all judges (paper, section 3.1) and its explanations may say
     # "the first sentence". Campaign pairs get the volunteer's stable top/bottom draw.
@@ -314,7 +344,9 @@ def _assign(volunteer: Volunteer, pair: Pair, campaign: Campaign, now: datetime,
         source_on_top=source_on_top,
         position=answered.total + 1,
         shown_at=now,
-        expires_at=now + reservation_length(campaign, answered),
+        # Without ``reserve`` the pair is shown but not held: the volunteer let their last
+        # reservation lapse without answering, so they hold nothing until they answer again.
+        expires_at=now + reservation_length(campaign, answered) if reserve else now,
     )
     assignment.pair = pair
     return assignment
@@ -332,12 +364,12 @@ def _next_check_pair(volunteer: Volunteer, campaign: Campaign) -> Pair | None:
     return min(candidates, key=lambda pair: hashlib.sha256(f"{volunteer.token}:check:{pair.pk}".encode()).digest())
 
 
-def check_due(campaign: Campaign, size: CampaignSize, answered: Answered) -> bool:
-    """Whether the volunteer's next campaign item is a check pair."""
+def check_due(campaign: Campaign, size: CampaignSize, answered: Answered, token: str) -> bool:
+    """Whether the volunteer's next campaign item is a check pair (at their own drawn places)."""
     if size.checks == 0 or answered.checks >= size.checks:
         return False
     slot = answered.campaign + answered.checks + 1
-    return slot in check_slots(campaign, size.pool_up_to_quota)
+    return slot in volunteer_check_slots(campaign, size.pool_up_to_quota, token)
 
 
 def _next_training_pair(volunteer: Volunteer, campaign: Campaign) -> Pair | None:
@@ -364,8 +396,14 @@ def _first_candidate(
     return None
 
 
-def _claim_campaign_pair(volunteer: Volunteer, campaign: Campaign, now: datetime, step: int) -> Pair | None:
-    """Lock and return the first available campaign pair: fewest judgements first, then shuffled."""
+def _claim_campaign_pair(
+    volunteer: Volunteer, campaign: Campaign, now: datetime, step: int, *, take_over: bool = True
+) -> Pair | None:
+    """Lock and return the first available campaign pair: fewest judgements first, then shuffled.
+
+    When none is free and ``take_over`` allows it, a pair held by a volunteer who has not
+    answered is taken over (:func:`_take_over`).
+    """
     start = shuffle_point(volunteer.token, step)
     stale: list[int] = []
     while True:
@@ -379,13 +417,231 @@ def _claim_campaign_pair(volunteer: Volunteer, campaign: Campaign, now: datetime
                 # than tell this volunteer the pool is empty.
                 pair = _first_candidate(volunteer, campaign, now, start, stale, "wait")
                 if pair is None:
-                    return None
+                    break
             # The candidate query read counts from its own snapshot; an allocation or an
             # answer that committed before we got the lock is only visible to a new statement.
             if is_available(pair.pk, volunteer, campaign, now):
                 return pair
             stale.append(pair.pk)
             transaction.set_rollback(True)
+    return _take_over(volunteer, campaign, now) if take_over else None
+
+
+# A reservation "yields" to a waiting volunteer when its holder has never answered a campaign
+# pair and has had the pair for longer than the grace period: the holder is a script, or a
+# person who left, and a volunteer who is here now takes the pair.
+_YIELDING = """held.answered_at IS NULL AND held.expires_at > %s AND held.volunteer_id <> %s
+  AND held.shown_at <= %s
+  AND NOT EXISTS (
+    SELECT 1 FROM {judgement} j WHERE j.volunteer_id = held.volunteer_id AND NOT j.is_training AND NOT j.is_check
+  )"""
+
+_HELD_ONLY_BY_YIELDING = """
+SELECT p.id FROM {pair} p
+WHERE p.campaign_id = %s AND NOT p.is_training AND NOT p.is_check AND p.judgement_count < %s
+  AND NOT EXISTS (SELECT 1 FROM {assignment} mine WHERE mine.pair_id = p.id AND mine.volunteer_id = %s)
+  AND p.judgement_count + {reserved} - (SELECT COUNT(*) FROM {assignment} held WHERE held.pair_id = p.id AND {yielding})
+      < %s
+ORDER BY p.judgement_count, p.shuffle_key
+LIMIT 20"""
+
+
+def grace_cutoff(now: datetime) -> datetime:
+    """Reservations served before this moment, by volunteers with no answer, yield to others."""
+    return now - timedelta(seconds=settings.PARAEVAL_RESERVATION_GRACE_SECONDS)
+
+
+def _take_over(volunteer: Volunteer, campaign: Campaign, now: datetime) -> Pair | None:
+    """A pair held only by volunteers who never answered (past the grace period), taken over.
+
+    The holders' reservations end at once (they may still answer while the pair is available,
+    like after any expiry). Their assignment rows are locked with SKIP LOCKED: a holder busy
+    in a request of their own keeps the pair this time, and nobody waits for another
+    volunteer's rows (the module's lock order holds).
+    """
+    tables = {**_tables(), "judgement": connection.ops.quote_name(Judgement._meta.db_table)}
+    moment = connection.ops.adapt_datetimefield_value(now)
+    cutoff = connection.ops.adapt_datetimefield_value(grace_cutoff(now))
+    yielding = _YIELDING.format(**tables)
+    sql = _HELD_ONLY_BY_YIELDING.format(**tables, reserved=_RESERVED_BY_OTHERS.format(**tables), yielding=yielding)
+    target = campaign.judges_per_pair
+    params = [campaign.pk, target, volunteer.pk, moment, volunteer.pk, moment, volunteer.pk, cutoff, target]
+    with connection.cursor() as cursor:
+        cursor.execute(sql, params)
+        candidates = [row[0] for row in cursor.fetchall()]
+    skip = " FOR NO KEY UPDATE SKIP LOCKED" if connection.vendor == "postgresql" else ""
+    for pair_id in candidates:
+        with transaction.atomic():
+            locked = Pair.objects.raw(f"SELECT * FROM {tables['pair']} WHERE id = %s{skip}", [pair_id])
+            pair = next(iter(locked), None)
+            if pair is None:
+                continue
+            with connection.cursor() as cursor:
+                cursor.execute(
+                    f"SELECT held.id FROM {tables['assignment']} held WHERE held.pair_id = %s AND {yielding}{skip}",
+                    [pair_id, moment, volunteer.pk, cutoff],
+                )
+                holders = [row[0] for row in cursor.fetchall()]
+            Assignment.objects.filter(pk__in=holders).update(expires_at=now)
+            if is_available(pair_id, volunteer, campaign, now):
+                return pair
+            transaction.set_rollback(True)
+    return None
+
+
+_PLACES = """
+SELECT COALESCE(SUM(%s - p.judgement_count), 0),
+       COALESCE(SUM(GREATEST(%s - p.judgement_count - (
+           SELECT COUNT(*) FROM {assignment} held
+           WHERE held.pair_id = p.id AND held.answered_at IS NULL AND held.expires_at > %s
+             AND NOT ({yielding_any})
+       ), 0)), 0)
+FROM {pair} p
+WHERE p.campaign_id = %s AND NOT p.is_training AND NOT p.is_check AND p.judgement_count < %s"""
+
+# The same as ``_YIELDING`` without "not this volunteer" (places are counted for a newcomer).
+_YIELDING_ANY = """held.shown_at <= %s AND NOT EXISTS (
+    SELECT 1 FROM {judgement} j WHERE j.volunteer_id = held.volunteer_id AND NOT j.is_training AND NOT j.is_check
+  )"""
+
+
+@dataclass(frozen=True)
+class Places:
+    """What a campaign can still offer: judgements its pairs still need, and those free now.
+
+    ``free`` leaves out the judgements held by active reservations (a reservation that would
+    yield to a newcomer, see :func:`_take_over`, does not hold). A campaign with no free place
+    cannot serve a pair to a new volunteer: it is *full* (welcome page, staff pages).
+    """
+
+    needed: int
+    free: int
+
+    @property
+    def held(self) -> int:
+        return self.needed - self.free
+
+    @property
+    def is_full(self) -> bool:
+        return self.free == 0
+
+    @property
+    def is_complete(self) -> bool:
+        """Every pair has all its judges: the campaign can never serve anyone again."""
+        return self.needed == 0
+
+
+def places(campaign: Campaign, *, now: datetime | None = None) -> Places:
+    """Judgements still needed by the campaign's pairs and those nobody holds now (one statement).
+
+    It walks the pairs that still need judges (the allocation index), so a complete campaign
+    costs nothing and an almost complete one little.
+    """
+    now = now or timezone.now()
+    tables = {**_tables(), "judgement": connection.ops.quote_name(Judgement._meta.db_table)}
+    greatest = "GREATEST" if connection.vendor == "postgresql" else "MAX"
+    sql = _PLACES.format(**tables, yielding_any=_YIELDING_ANY.format(**tables)).replace("GREATEST", greatest)
+    target = campaign.judges_per_pair
+    moment = connection.ops.adapt_datetimefield_value(now)
+    cutoff = connection.ops.adapt_datetimefield_value(grace_cutoff(now))
+    with connection.cursor() as cursor:
+        cursor.execute(sql, [target, target, moment, cutoff, campaign.pk, target])
+        needed, free = cursor.fetchone()
+    return Places(needed=int(needed), free=int(free))
+
+
+_FULL_CAMPAIGNS = """
+SELECT c.slug FROM {campaign} c
+WHERE c.is_open
+  AND EXISTS (SELECT 1 FROM {pair} q WHERE q.campaign_id = c.id AND NOT q.is_training AND NOT q.is_check)
+  AND NOT EXISTS (
+    SELECT 1 FROM {pair} p
+    WHERE p.campaign_id = c.id AND NOT p.is_training AND NOT p.is_check AND p.judgement_count < c.judges_per_pair
+      AND p.judgement_count + (
+        SELECT COUNT(*) FROM {assignment} held
+        WHERE held.pair_id = p.id AND held.answered_at IS NULL AND held.expires_at > %s AND NOT ({yielding_any})
+      ) < c.judges_per_pair
+  )"""
+
+
+def full_campaign_slugs(*, now: datetime | None = None) -> set[str]:
+    """Slugs of the open campaigns with pairs that cannot serve a new volunteer now: one statement.
+
+    The same definition as :attr:`Places.is_full`, for every campaign at once (the staff hub).
+    """
+    now = now or timezone.now()
+    tables = {
+        **_tables(),
+        "judgement": connection.ops.quote_name(Judgement._meta.db_table),
+        "campaign": connection.ops.quote_name(Campaign._meta.db_table),
+    }
+    sql = _FULL_CAMPAIGNS.format(**tables, yielding_any=_YIELDING_ANY.format(**tables))
+    moment = connection.ops.adapt_datetimefield_value(now)
+    cutoff = connection.ops.adapt_datetimefield_value(grace_cutoff(now))
+    with connection.cursor() as cursor:
+        cursor.execute(sql, [moment, cutoff])
+        return {row[0] for row in cursor.fetchall()}
+
+
+_FREE_PLACE = """
+SELECT 1 FROM {pair} p
+WHERE p.campaign_id = %s AND NOT p.is_training AND NOT p.is_check AND p.judgement_count < %s
+  AND p.judgement_count + (
+    SELECT COUNT(*) FROM {assignment} held
+    WHERE held.pair_id = p.id AND held.answered_at IS NULL AND held.expires_at > %s AND NOT ({yielding_any})
+  ) < %s
+LIMIT 1"""
+
+_NEEDS_JUDGES = """
+SELECT 1 FROM {pair} p
+WHERE p.campaign_id = %s AND NOT p.is_training AND NOT p.is_check AND p.judgement_count < %s
+LIMIT 1"""
+
+
+@dataclass(frozen=True)
+class Openness:
+    """What the welcome page needs to know, read with statements that stop at the first row."""
+
+    free: bool  # a newcomer can be served a pair now
+    complete: bool  # every pair has all its judges
+
+    @property
+    def is_full(self) -> bool:
+        return not self.free
+
+
+def openness(campaign: Campaign, *, now: datetime | None = None) -> Openness:
+    """Whether a newcomer can be served now, and whether the campaign is complete (cheap).
+
+    The same definitions as :class:`Places`, but each a ``LIMIT 1`` walk of the allocation
+    index that stops at the first pair that qualifies, so the welcome page costs the same on a
+    900,000-pair pool as on a small one (the staff pages count everything with :func:`places`).
+    """
+    now = now or timezone.now()
+    tables = {**_tables(), "judgement": connection.ops.quote_name(Judgement._meta.db_table)}
+    target = campaign.judges_per_pair
+    moment = connection.ops.adapt_datetimefield_value(now)
+    cutoff = connection.ops.adapt_datetimefield_value(grace_cutoff(now))
+    with connection.cursor() as cursor:
+        cursor.execute(
+            _FREE_PLACE.format(**tables, yielding_any=_YIELDING_ANY.format(**tables)),
+            [campaign.pk, target, moment, cutoff, target],
+        )
+        free = cursor.fetchone() is not None
+        complete = False
+        if not free:
+            cursor.execute(_NEEDS_JUDGES.format(**tables), [campaign.pk, target])
+            complete = cursor.fetchone() is None
+    return Openness(free=free, complete=complete)
+
+
+def close_if_complete(campaign: Campaign, complete: bool) -> bool:
+    """Close a campaign that closes itself when full, once every pair has its judges."""
+    if not (campaign.close_when_full and campaign.is_open and complete):
+        return False
+    Campaign.objects.filter(pk=campaign.pk).update(is_open=False)
+    campaign.is_open = False
+    return True
 
 
 def lock_open_assignments(volunteer: Volunteer) -> QuerySet[Assignment]:
@@ -396,6 +652,20 @@ def lock_open_assignments(volunteer: Volunteer) -> QuerySet[Assignment]:
         .select_for_update(no_key=True, of=("self",))
         .order_by("shown_at", "id")
     )
+
+
+def _mark_lapsed(volunteer: Volunteer, now: datetime) -> None:
+    """Remember that the volunteer let a reservation run out (their row is locked by the caller)."""
+    if volunteer.reservation_lapsed_at is None:
+        volunteer.reservation_lapsed_at = now
+        Volunteer.objects.filter(pk=volunteer.pk).update(reservation_lapsed_at=now)
+
+
+def clear_lapse(volunteer: Volunteer) -> None:
+    """An answer: the volunteer holds reservations again (no query when nothing lapsed)."""
+    if volunteer.reservation_lapsed_at is not None:
+        volunteer.reservation_lapsed_at = None
+        Volunteer.objects.filter(pk=volunteer.pk).update(reservation_lapsed_at=None)
 
 
 def next_assignment(volunteer: Volunteer, *, now: datetime | None = None) -> NextPair:
@@ -413,7 +683,9 @@ def next_assignment(volunteer: Volunteer, *, now: datetime | None = None) -> Nex
         answered = answered_by(volunteer)
         if current is not None:
             current.volunteer = volunteer
-            if revalidate(current, campaign, now, reshow=True, length=reservation_length(campaign, answered)):
+            if current.expires_at <= now and not (current.pair.is_training or current.pair.is_check):
+                _mark_lapsed(volunteer, now)
+            if revalidate(current, campaign, now, reshow=True):
                 return NextPair(current, None, size, answered)
             current.delete()
             dropped = True
@@ -424,7 +696,7 @@ def next_assignment(volunteer: Volunteer, *, now: datetime | None = None) -> Nex
                 assignment = _assign(volunteer, training, campaign, now, answered)
                 return NextPair(assignment, None, size, answered, dropped_expired=dropped)
 
-        if check_due(campaign, size, answered):
+        if check_due(campaign, size, answered, volunteer.token):
             check = _next_check_pair(volunteer, campaign)
             if check is not None:
                 assignment = _assign(volunteer, check, campaign, now, answered)
@@ -432,10 +704,13 @@ def next_assignment(volunteer: Volunteer, *, now: datetime | None = None) -> Nex
 
         if answered.campaign >= campaign.quota:
             return NextPair(None, EndReason.QUOTA, size, answered, dropped)
-        pair = _claim_campaign_pair(volunteer, campaign, now, step=answered.campaign)
+        # A volunteer whose last reservation lapsed unanswered gets their pairs unreserved (and
+        # takes no pair over from anyone) until they answer: reloading never buys a reservation.
+        holds = volunteer.reservation_lapsed_at is None
+        pair = _claim_campaign_pair(volunteer, campaign, now, step=answered.campaign, take_over=holds)
         if pair is None:
             return NextPair(None, EndReason.EXHAUSTED, size, answered, dropped)
-        assignment = _assign(volunteer, pair, campaign, now, answered)
+        assignment = _assign(volunteer, pair, campaign, now, answered, reserve=holds)
         return NextPair(assignment, None, size, answered, dropped_expired=dropped)
 
 
@@ -444,18 +719,26 @@ __all__ = [
     "CampaignSize",
     "EndReason",
     "NextPair",
+    "Openness",
+    "Places",
     "answered_by",
     "campaign_size",
     "candidate_query",
     "check_due",
     "check_slots",
     "checks_met",
+    "clear_lapse",
+    "close_if_complete",
     "draw_source_on_top",
+    "full_campaign_slugs",
     "is_available",
     "lock_open_assignments",
     "lock_volunteer",
     "next_assignment",
+    "openness",
+    "places",
     "reservation_length",
     "revalidate",
     "shuffle_point",
+    "volunteer_check_slots",
 ]

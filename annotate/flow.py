@@ -82,6 +82,25 @@ class CurrentPair:
     def is_training(self) -> bool:
         return self.pair.is_training
 
+    @property
+    def item(self) -> int:
+        """How the page names the pair: its place in the volunteer's own sequence.
+
+        Never the pair's database id: ids follow the import order, so check pairs imported
+        apart from the real ones would stand out by their ids (issue 21, point 4).
+        """
+        return self.assignment.position or 0
+
+
+def pair_of_item(volunteer: Volunteer, item: int) -> int | None:
+    """The pair the volunteer was given as item ``item`` of their sequence (None: no such item)."""
+    return (
+        Assignment.objects.filter(volunteer=volunteer, position=item)
+        .order_by("-id")
+        .values_list("pair_id", flat=True)
+        .first()
+    )
+
 
 @dataclass(frozen=True)
 class AnswerResult:
@@ -259,6 +278,10 @@ def record_answer(volunteer: Volunteer, pair_id: int, label: str) -> AnswerResul
 def _store_answer(volunteer: Volunteer, pair_id: int, answer: Label) -> AnswerResult:
     now = timezone.now()
     with transaction.atomic():
+        if volunteer.reservation_lapsed_at is not None:
+            # This answer clears the lapse on the volunteer's row: take that lock first, as
+            # the allocator does (the module's lock order: volunteer, assignment, pair).
+            allocation.lock_volunteer(volunteer)
         assignment = allocation.lock_open_assignments(volunteer).filter(pair_id=pair_id).first()
         if assignment is None:
             existing = Judgement.objects.select_related("pair").filter(volunteer=volunteer, pair_id=pair_id).first()
@@ -282,6 +305,8 @@ def _store_answer(volunteer: Volunteer, pair_id: int, answer: Label) -> AnswerRe
             answered_at=now,
         )
         Assignment.objects.filter(pk=assignment.pk).update(answered_at=now)
+        if not (pair.is_training or pair.is_check):
+            allocation.clear_lapse(volunteer)
         announce_judgement_recorded(judgement.pk, pair.pk)
     return AnswerResult(AnswerOutcome.STORED, judgement, pair)
 
@@ -316,6 +341,7 @@ __all__ = [
     "end_reason",
     "mark_seen",
     "next_step",
+    "pair_of_item",
     "progress_of",
     "record_answer",
     "start_volunteer",

@@ -26,6 +26,12 @@ def default_reservation_minutes() -> int:
     return settings.PARAEVAL_RESERVATION_MINUTES
 
 
+# Default exclusion rule (docs/how-to/crowd-campaigns.md gives the evidence): reading two sentences
+# takes seconds; a median under 2 s per pair is faster than anyone reads them (1,100 words a
+# minute on the median MRPC pair).
+DEFAULT_EXCLUDE_MEDIAN_SECONDS = 2.0
+DEFAULT_EXCLUDE_SAME_ANSWER_SHARE = 0.9
+
 CAMPAIGN_LANGUAGE_CHOICES = [("en", "English"), ("fr", "French")]
 PLATFORM_CHOICES = [("", "None (volunteers)"), ("prolific", "Prolific"), ("generic", "Other platform (URL parameters)")]
 
@@ -78,6 +84,10 @@ class Campaign(models.Model):
         help_text="How long a served pair stays reserved for the volunteer it was shown to.",
     )
     is_open = models.BooleanField(default=True, help_text="Closed campaigns accept no new volunteers.")
+    close_when_full = models.BooleanField(
+        default=False,
+        help_text="Close the campaign by itself once every pair has all its judges (useful on a paid platform).",
+    )
     language = models.CharField(
         max_length=10,
         choices=CAMPAIGN_LANGUAGE_CHOICES,
@@ -107,11 +117,13 @@ class Campaign(models.Model):
     exclude_median_seconds = models.FloatField(
         null=True,
         blank=True,
+        default=DEFAULT_EXCLUDE_MEDIAN_SECONDS,
         help_text="Flag a volunteer whose median time per campaign pair is under this many seconds (empty: never).",
     )
     exclude_same_answer_share = models.FloatField(
         null=True,
         blank=True,
+        default=DEFAULT_EXCLUDE_SAME_ANSWER_SHARE,
         help_text="Flag a volunteer who gave one answer to more than this share of their pairs, e.g. 0.9 (empty: off).",
     )
     # Crowd platforms (Prolific first; generic URL parameters for others).
@@ -252,6 +264,27 @@ class Volunteer(models.Model):
         default="",
     )
     exclusion_note = models.CharField(max_length=300, blank=True, help_text="Why staff overrode the rule.")
+    reservation_lapsed_at = models.DateTimeField(
+        null=True,
+        blank=True,
+        help_text="When a reservation of theirs ran out unanswered; until their next answer they hold no pair.",
+    )
+    # The record of the end page, written once when the volunteer first reaches it: the rule's
+    # verdict at that moment and the code shown (later rule changes never rewrite it).
+    verdict_at = models.DateTimeField(
+        null=True, blank=True, help_text="When the exclusion rule judged the volunteer, at the end (once)."
+    )
+    verdict_reasons = models.CharField(
+        max_length=300, blank=True, default="", help_text="What the rule found at the end ('' when it kept them)."
+    )
+    completion_kind = models.CharField(
+        max_length=20,
+        blank=True,
+        default="",
+        help_text="Which code the end page showed: completed, screened_out, none, full.",
+    )
+    completion_code_shown = models.CharField(max_length=100, blank=True, default="", help_text="The code shown.")
+    completion_shown_at = models.DateTimeField(null=True, blank=True, help_text="When the code was first shown.")
 
     class Meta:
         ordering = ["-created_at"]

@@ -25,7 +25,9 @@ PARTICIPANT_COLUMNS = (
     "status",
     "excluded",
     "exclusion_reason",
-    "code",
+    "code_shown",
+    "code_shown_at",
+    "code_under_current_rule",
     "checks_passed",
     "checks_seen",
     "pairs_judged",
@@ -57,12 +59,16 @@ def status_of(verdict: VolunteerQuality) -> str:
 
 
 def code_of(campaign: Campaign, verdict: VolunteerQuality) -> str:
-    """Which code the end page shows: completed, screened_out, none, or '' before the end.
+    """Which code the campaign's *current* rule would give: completed, screened_out, none, full, or ''.
 
-    The same rule as :func:`annotate.platforms.completion_for`, read from the verdict.
+    The same rule as :func:`annotate.platforms.completion_for`, read from the verdict. The code
+    the participant was actually shown is the record ``Volunteer.completion_kind`` (column
+    ``code_shown``); this one changes when staff change the rule.
     """
     if not verdict.finished or verdict.returned:
         return ""
+    if verdict.campaign_answers == 0:
+        return CodeKind.FULL.value
     if not verdict.excluded and campaign.completion_code:
         return CodeKind.COMPLETED.value
     if verdict.excluded and campaign.screened_out_code:
@@ -99,6 +105,8 @@ def csv_lines(campaign: Campaign) -> Iterator[str]:
                 status_of(verdict),
                 "yes" if verdict.excluded else "no",
                 neutralise(verdict.exclusion_reason),
+                volunteer.completion_kind,
+                volunteer.completion_shown_at.isoformat() if volunteer.completion_shown_at else "",
                 code_of(campaign, verdict),
                 verdict.checks_passed,
                 verdict.checks_seen,

@@ -3,10 +3,14 @@
 A campaign that recruits through a platform takes the platform's participant, study and
 session identifiers from the URL of its link (Prolific appends ``PROLIFIC_PID``, ``STUDY_ID``
 and ``SESSION_ID``; other platforms name their parameters in the campaign). One participant is
-one volunteer: a second start with the same participant id resumes the first. The completion
-code is computed by the server only for a volunteer who has finished, and only if the
-campaign's exclusion rule keeps them (``annotate.quality``); a flagged volunteer gets the
-campaign's screened-out code, or none. No page or script carries a code before that.
+one volunteer: a second start with the same participant id *and the same session id* resumes
+the first; the same participant id with another session id is refused (the participant id is
+no password: anyone who knows it could otherwise finish the study in their name and read
+their code). The completion code is computed by the server only for a volunteer who has
+finished, and only if the campaign's exclusion rule keeps them (``annotate.quality``); a
+flagged volunteer gets the campaign's screened-out code, or none; a volunteer who judged no
+campaign pair (the campaign filled up meanwhile) gets none. The code shown is recorded once
+(``Volunteer.completion_*``), with the rule's verdict of that moment.
 """
 
 from __future__ import annotations
@@ -18,6 +22,7 @@ from urllib.parse import quote
 from django.db import IntegrityError, transaction
 from django.utils import timezone
 
+from annotate import quality
 from annotate.labels import EnglishLevel
 from annotate.models import Assignment, Campaign, Volunteer
 
@@ -67,13 +72,26 @@ def participant_ids(campaign: Campaign, params: dict[str, str]) -> ParticipantId
     )
 
 
+class SessionMismatchError(PlatformError):
+    """The participant id started before, in another platform session: no resume."""
+
+
 def returning_participant(campaign: Campaign, ids: ParticipantIds | None) -> Volunteer | None:
-    """The volunteer this participant already is, if they started before (they resume)."""
+    """The volunteer this participant already is, if they started before (they resume).
+
+    Raises ``SessionMismatchError`` when the participant id is known but the link's session id
+    is not the one they started with: a platform session is what proves the participant.
+    """
     if ids is None:
         return None
-    return (
+    volunteer = (
         Volunteer.objects.select_related("campaign").filter(campaign=campaign, participant_id=ids.participant).first()
     )
+    if volunteer is not None and volunteer.session_id != ids.session:
+        raise SessionMismatchError(
+            f"this participant ID already started the study in another session ({campaign.session_param} differs)"
+        )
+    return volunteer
 
 
 def start_participant(campaign: Campaign, ids: ParticipantIds, *, english_level: str) -> tuple[Volunteer, bool]:
@@ -95,7 +113,7 @@ def start_participant(campaign: Campaign, ids: ParticipantIds, *, english_level:
             )
         return volunteer, True
     except IntegrityError:
-        existing = returning_participant(campaign, ids)
+        existing = returning_participant(campaign, ids)  # SessionMismatchError for another session
         if existing is None:
             raise
         return existing, False
@@ -105,6 +123,7 @@ class CodeKind(StrEnum):
     COMPLETED = "completed"  # the completion code: the participant may be approved
     SCREENED_OUT = "screened_out"  # the campaign's other code for flagged participants
     NONE = "none"  # flagged, and the campaign has no other code
+    FULL = "full"  # judged no campaign pair (the campaign filled up): nothing to pay for
 
 
 @dataclass(frozen=True)
@@ -120,19 +139,56 @@ class Completion:
         return bool(self.code)
 
 
-def completion_for(volunteer: Volunteer, *, excluded: bool) -> Completion | None:
-    """The code of a participant who finished; None before the end or without a platform."""
+def completion_for(volunteer: Volunteer, *, excluded: bool, judged: int = 1) -> Completion | None:
+    """The code the rule would give a participant who finished; None before the end or without a platform.
+
+    ``judged`` is how many campaign pairs they judged: with none (the campaign was full by the
+    time they finished the training) there is nothing to pay for and no code.
+    """
     campaign = volunteer.campaign
     if not campaign.platform or volunteer.finished_at is None or volunteer.returned_at is not None:
         return None
+    if judged == 0:
+        return Completion(CodeKind.FULL, "", "")
     if not excluded and campaign.completion_code:
         kind, code = CodeKind.COMPLETED, campaign.completion_code
     elif excluded and campaign.screened_out_code:
         kind, code = CodeKind.SCREENED_OUT, campaign.screened_out_code
     else:
         return Completion(CodeKind.NONE, "", "")
-    url = campaign.completion_url.replace("{code}", quote(code, safe="")) if campaign.completion_url else ""
-    return Completion(kind, code, url)
+    return Completion(kind, code, _url(campaign, code))
+
+
+def _url(campaign: Campaign, code: str) -> str:
+    return campaign.completion_url.replace("{code}", quote(code, safe="")) if campaign.completion_url else ""
+
+
+def record_end(volunteer: Volunteer) -> Completion | None:
+    """The end page's verdict and code, computed once when the volunteer first reaches it.
+
+    The first call judges the volunteer by the campaign's rule (their own answers only,
+    :func:`annotate.quality.rule_verdict`) and stores the verdict and the code shown with the
+    moment; every later call reads the record back (a reload costs one row, and a later change
+    of the rule never changes what the participant was shown). Concurrent first calls store
+    once: the UPDATE only writes a volunteer with no record yet.
+    """
+    if volunteer.verdict_at is None:
+        verdict = quality.rule_verdict(volunteer)
+        completion = completion_for(volunteer, excluded=verdict.excluded, judged=verdict.campaign_answers)
+        now = timezone.now()
+        record = {
+            "verdict_at": now,
+            "verdict_reasons": verdict.exclusion_reason[:300],
+            "completion_kind": completion.kind.value if completion else "",
+            "completion_code_shown": completion.code if completion else "",
+            "completion_shown_at": now if completion else None,
+        }
+        Volunteer.objects.filter(pk=volunteer.pk, verdict_at__isnull=True).update(**record)
+        volunteer.refresh_from_db(fields=list(record))
+    if not volunteer.completion_kind:
+        return None
+    code = volunteer.completion_code_shown
+    return Completion(CodeKind(volunteer.completion_kind), code, _url(volunteer.campaign, code) if code else "")
 
 
 def return_study(volunteer: Volunteer) -> int:
@@ -153,8 +209,10 @@ __all__ = [
     "Completion",
     "ParticipantIds",
     "PlatformError",
+    "SessionMismatchError",
     "completion_for",
     "participant_ids",
+    "record_end",
     "return_study",
     "returning_participant",
     "start_participant",

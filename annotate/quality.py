@@ -14,6 +14,8 @@ import statistics
 from collections import Counter
 from dataclasses import dataclass, field, replace
 
+from django.db.models import QuerySet
+
 from annotate.labels import is_paraphrase
 from annotate.models import Campaign, Judgement, Volunteer
 
@@ -137,22 +139,11 @@ def reasons(rule: Rule, evidence: VolunteerQuality) -> tuple[str, ...]:
     return tuple(found)
 
 
-def campaign_quality(campaign: Campaign) -> list[VolunteerQuality]:
-    """The evidence and the verdict for every volunteer of ``campaign``, oldest first.
-
-    Two ordered passes over the judgements, so that memory stays bounded whatever the size of
-    the campaign (the judgement export calls this): by volunteer (their times are only held
-    until their median is taken), then by pair (only one pair's judges at a time, for the
-    agreement with the others).
-    """
-    rule = Rule.of(campaign)
+def _gather(judgements: QuerySet[Judgement]) -> dict[int, _Evidence]:
+    """Each volunteer's evidence from ``judgements``, read in volunteer order (bounded memory)."""
     evidence: dict[int, _Evidence] = {}
-    rows = (
-        Judgement.objects.filter(pair__campaign=campaign)
-        .order_by("volunteer_id")
-        .values_list(
-            "volunteer_id", "label", "is_training", "is_check", "pair__expected_label", "shown_at", "answered_at"
-        )
+    rows = judgements.order_by("volunteer_id").values_list(
+        "volunteer_id", "label", "is_training", "is_check", "pair__expected_label", "shown_at", "answered_at"
     )
     current: _Evidence | None = None
     for volunteer_id, label, is_training, is_check, expected, shown_at, answered_at in rows.iterator(chunk_size=5000):
@@ -171,6 +162,56 @@ def campaign_quality(campaign: Campaign) -> list[VolunteerQuality]:
             current.answers[label] += 1
     if current is not None:
         current.close()
+    return evidence
+
+
+def _quality(volunteer: Volunteer, item: _Evidence, agree: int, compared: int) -> VolunteerQuality:
+    answers = sum(item.answers.values())
+    top_answer, top_count = item.answers.most_common(1)[0] if item.answers else (None, 0)
+    return VolunteerQuality(
+        volunteer_id=volunteer.pk,
+        token=volunteer.token,
+        participant_id=volunteer.participant_id,
+        checks_seen=item.checks_seen,
+        checks_passed=item.checks_passed,
+        training_seen=item.training_seen,
+        training_matching=item.training_matching,
+        campaign_answers=answers,
+        median_seconds=item.median_seconds,
+        top_answer=top_answer,
+        top_answer_share=top_count / answers if answers else None,
+        agreement=agree / compared if compared else None,
+        agreement_pairs=compared,
+        rule_reasons=(),
+        override=volunteer.exclusion_override,
+        note=volunteer.exclusion_note,
+        finished=volunteer.finished_at is not None,
+        returned=volunteer.returned_at is not None,
+        minutes_spent=item.total_seconds / 60 if item.timed else None,
+    )
+
+
+def rule_verdict(volunteer: Volunteer) -> VolunteerQuality:
+    """The rule's verdict on one volunteer from their own answers only (no agreement figure).
+
+    The rule reads checks, times and answer shares, never the agreement with others, so the end
+    page needs no pass over the campaign: this reads the volunteer's own judgements (an index).
+    """
+    evidence = _gather(Judgement.objects.filter(volunteer=volunteer))
+    partial = _quality(volunteer, evidence.get(volunteer.pk, _Evidence()), 0, 0)
+    return _with_reasons(partial, reasons(Rule.of(volunteer.campaign), partial))
+
+
+def campaign_quality(campaign: Campaign) -> list[VolunteerQuality]:
+    """The evidence and the verdict for every volunteer of ``campaign``, oldest first.
+
+    Two ordered passes over the judgements, so that memory stays bounded whatever the size of
+    the campaign (the judgement export calls this): by volunteer (their times are only held
+    until their median is taken), then by pair (only one pair's judges at a time, for the
+    agreement with the others).
+    """
+    rule = Rule.of(campaign)
+    evidence = _gather(Judgement.objects.filter(pair__campaign=campaign))
 
     agree: Counter[int] = Counter()
     compared: Counter[int] = Counter()
@@ -194,29 +235,7 @@ def campaign_quality(campaign: Campaign) -> list[VolunteerQuality]:
     volunteers = Volunteer.objects.filter(campaign=campaign).order_by("created_at", "id")
     for volunteer in volunteers:
         item = evidence.get(volunteer.pk, _Evidence())
-        answers = sum(item.answers.values())
-        top_answer, top_count = item.answers.most_common(1)[0] if item.answers else (None, 0)
-        partial = VolunteerQuality(
-            volunteer_id=volunteer.pk,
-            token=volunteer.token,
-            participant_id=volunteer.participant_id,
-            checks_seen=item.checks_seen,
-            checks_passed=item.checks_passed,
-            training_seen=item.training_seen,
-            training_matching=item.training_matching,
-            campaign_answers=answers,
-            median_seconds=item.median_seconds,
-            top_answer=top_answer,
-            top_answer_share=top_count / answers if answers else None,
-            agreement=agree[volunteer.pk] / compared[volunteer.pk] if compared[volunteer.pk] else None,
-            agreement_pairs=compared[volunteer.pk],
-            rule_reasons=(),
-            override=volunteer.exclusion_override,
-            note=volunteer.exclusion_note,
-            finished=volunteer.finished_at is not None,
-            returned=volunteer.returned_at is not None,
-            minutes_spent=item.total_seconds / 60 if item.timed else None,
-        )
+        partial = _quality(volunteer, item, agree[volunteer.pk], compared[volunteer.pk])
         result.append(_with_reasons(partial, reasons(rule, partial)))
     return result
 
@@ -244,5 +263,6 @@ __all__ = [
     "campaign_quality",
     "excluded_volunteer_ids",
     "reasons",
+    "rule_verdict",
     "volunteer_quality",
 ]

@@ -11,7 +11,7 @@ from django.shortcuts import get_object_or_404, redirect, render
 from django.views.decorators.cache import never_cache
 from django.views.decorators.http import require_GET, require_http_methods
 
-from annotate import participants, quality
+from annotate import allocation, participants, quality
 from annotate.models import Campaign, Volunteer
 
 OVERRIDES = {"", "include", "exclude"}
@@ -39,6 +39,7 @@ def volunteers(request: HttpRequest, slug: str) -> HttpResponse:
         "verdicts": verdicts,
         "summary": participants.summary(campaign, verdicts),
         "rule": quality.Rule.of(campaign),
+        "places": allocation.places(campaign),
     }
     return render(request, "staff/volunteers.html", context)
 

@@ -23,7 +23,7 @@ from django.utils.translation import gettext as _
 from django.views.decorators.cache import never_cache
 from django.views.decorators.http import require_http_methods, require_POST
 
-from annotate import flow, platforms, quality
+from annotate import allocation, flow, platforms
 from annotate.allocation import EndReason
 from annotate.forms import AnswerForm, StartForm
 from annotate.guidelines import highlighted_examples
@@ -147,10 +147,14 @@ def welcome(request: HttpRequest, slug: str) -> HttpResponse:
     campaign = get_object_or_404(Campaign, slug=slug)
     try:
         ids = platforms.participant_ids(campaign, request.POST if request.method == "POST" else request.GET)
+        returning = platforms.returning_participant(campaign, ids) if ids else None
+    except platforms.SessionMismatchError:
+        return render(request, "annotate/session_mismatch.html", _campaign_context(campaign), status=403)
     except platforms.PlatformError as error:
         context = {**_campaign_context(campaign), "error": error}
         return render(request, "annotate/platform_error.html", context, status=400)
-    returning = platforms.returning_participant(campaign, ids) if ids else _volunteer_from_cookie(request, campaign)
+    if ids is None:
+        returning = _volunteer_from_cookie(request, campaign)
     if returning is not None:
         response = redirect("annotate:pair", token=returning.token)
         _set_volunteer_cookie(response, returning)
@@ -158,6 +162,14 @@ def welcome(request: HttpRequest, slug: str) -> HttpResponse:
     context = _campaign_context(campaign)
     if not campaign.is_open:
         return render(request, "annotate/closed.html", context)
+    training, pairs, minutes = flow.campaign_length(campaign)
+    if pairs:
+        # Before anything else: a newcomer the campaign cannot serve is told so now, not after
+        # the training (issue 21, point 1), and a campaign that closes itself when full closes.
+        found = allocation.openness(campaign)
+        allocation.close_if_complete(campaign, found.complete)
+        if found.is_full:
+            return render(request, "annotate/full.html", context)
     form = StartForm(request.POST or None)
     if request.method == "POST" and form.is_valid():
         try:
@@ -168,12 +180,13 @@ def welcome(request: HttpRequest, slug: str) -> HttpResponse:
                 volunteer = flow.start_volunteer(
                     campaign, english_level=form.cleaned_data["english_level"], consented=form.cleaned_data["consent"]
                 )
+        except platforms.SessionMismatchError:
+            return render(request, "annotate/session_mismatch.html", context, status=403)
         except flow.CampaignClosedError:
             return render(request, "annotate/closed.html", context)
         response = redirect("annotate:pair", token=volunteer.token)
         _set_volunteer_cookie(response, volunteer)
         return response
-    training, pairs, minutes = flow.campaign_length(campaign)
     context.update(
         form=form,
         training_count=training,
@@ -305,8 +318,12 @@ def answer(request: HttpRequest, token: str) -> HttpResponse:
         if item is None:
             return redirect("annotate:done", token=token)
         return _pair_response(request, volunteer, item, form=form, status=400)
+    # The form names the pair by its place in the volunteer's sequence, not by its id.
+    pair_id = flow.pair_of_item(volunteer, form.cleaned_data["pair"])
+    if pair_id is None:
+        raise Http404("This pair is not one of yours.")
     try:
-        result = flow.record_answer(volunteer, form.cleaned_data["pair"], form.cleaned_data["label"])
+        result = flow.record_answer(volunteer, pair_id, form.cleaned_data["label"])
     except flow.NotAssignedError:
         raise Http404("This pair is not one of yours.") from None
     if result.outcome is flow.AnswerOutcome.REASSIGNED:
@@ -359,14 +376,12 @@ def done(request: HttpRequest, token: str) -> HttpResponse | HttpResponseRedirec
         return redirect("annotate:pair", token=token)
     context = _campaign_context(volunteer.campaign, volunteer)
     progress = flow.progress_of(volunteer)
-    completion = None
-    if volunteer.campaign.platform:
-        completion = platforms.completion_for(volunteer, excluded=quality.volunteer_quality(volunteer).excluded)
-    context.update(
-        progress=progress,
-        pool_exhausted=flow.end_reason(progress, volunteer.campaign) is EndReason.EXHAUSTED,
-        completion=completion,
-    )
+    # The verdict and the code are computed once, at the first visit, and read back after.
+    completion = platforms.record_end(volunteer)
+    pool_exhausted = flow.end_reason(progress, volunteer.campaign) is EndReason.EXHAUSTED
+    if pool_exhausted and volunteer.campaign.close_when_full:
+        allocation.close_if_complete(volunteer.campaign, allocation.openness(volunteer.campaign).complete)
+    context.update(progress=progress, pool_exhausted=pool_exhausted, completion=completion)
     return render(request, "annotate/done.html", context)
 
 

@@ -120,3 +120,10 @@ def public_campaign() -> PublicCampaign | None:
     if campaign is None:
         return None
     return PublicCampaign(campaign.name, campaign.description, reverse("annotate:welcome", args=[campaign.slug]))
+
+
+def full_campaigns() -> set[str]:
+    """Slugs of the open campaigns that cannot serve a pair to a new volunteer now (shown "full")."""
+    from annotate.allocation import full_campaign_slugs
+
+    return full_campaign_slugs()

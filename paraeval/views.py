@@ -29,7 +29,7 @@ def _is_staff(request: HttpRequest) -> bool:
 
 
 def _staff_hub(request: HttpRequest) -> HttpResponse:
-    context = {"campaigns": hub.campaign_entries(), "pages": hub.staff_pages()}
+    context = {"campaigns": hub.campaign_entries(), "pages": hub.staff_pages(), "full_slugs": hub.full_campaigns()}
     return render(request, "staff/home.html", context)
 
 

@@ -147,16 +147,20 @@ def test_a_volunteer_who_never_answered_holds_a_pair_only_briefly(settings) -> N
     assert following.expires_at - following.shown_at == timedelta(minutes=20)
 
 
-def test_an_expired_reservation_is_renewed_when_the_pair_is_still_free() -> None:
+def test_an_expired_reservation_is_shown_again_but_never_renewed() -> None:
+    # Issue 21, point 2: a reload used to renew an expired reservation, so volunteers who
+    # reload and never answer held their pairs for ever. The pair is still shown while it is
+    # free, but holds nothing against the others.
     campaign = make_campaign(quota=5)
     make_pair(campaign)
     volunteer = volunteer_of(campaign)
     first = take(volunteer)
     expire(first)
+    first.refresh_from_db()
     again = allocation.next_assignment(volunteer)
     assert again.assignment.pk == first.pk and not again.dropped_expired
     again.assignment.refresh_from_db()
-    assert again.assignment.expires_at > timezone.now()
+    assert again.assignment.expires_at == first.expires_at <= timezone.now()
     assert again.assignment.shown_at > first.shown_at  # shown anew: response time restarts
 
 

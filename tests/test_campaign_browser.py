@@ -15,7 +15,7 @@ from annotate.diff import changed_words, highlight
 from annotate.guidelines import EXAMPLES, INTRODUCTION
 from annotate.importers.demo import load_demo_campaign
 from annotate.labels import LABEL_DISPLAY, LABEL_ORDER, Label
-from annotate.models import Campaign, Judgement, Pair, Volunteer
+from annotate.models import Assignment, Campaign, Judgement, Pair, Volunteer
 from tests.browser_support import navigation
 from tests.builders import make_campaign, make_pair, make_training_pairs
 
@@ -47,7 +47,10 @@ def wait(browser: WebDriver, condition, timeout: float = 30):
 
 
 def current_pair_id(browser: WebDriver) -> int:
-    return int(browser.find_element(By.CSS_SELECTOR, "input[name=pair]").get_attribute("value"))
+    """The id of the pair shown (the page names it by the volunteer's item number only)."""
+    item = int(browser.find_element(By.CSS_SELECTOR, "input[name=pair]").get_attribute("value"))
+    token = browser.current_url.split("/v/", 1)[1].split("/", 1)[0]
+    return Assignment.objects.filter(volunteer__token=token, position=item).latest("id").pair_id
 
 
 def progress_text(browser: WebDriver) -> str:
@@ -468,7 +471,7 @@ def test_on_a_laptop_screen_the_welcome_page_start_button_is_visible(
 
 
 def test_a_french_campaign_walked_in_french(browser: WebDriver, live_server, artifacts_dir: Path) -> None:
-    campaign = make_campaign(slug="etude", name="Étude de paraphrases", language="fr", quota=2, judges_per_pair=2)
+    campaign = make_campaign(slug="etude", name="Étude de paraphrases", language="fr", quota=2, judges_per_pair=3)
     make_pair(
         campaign,
         source="Le chat boit du lait.",

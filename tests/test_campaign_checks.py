@@ -55,9 +55,15 @@ def test_checks_come_at_the_configured_positions_among_the_campaign_pairs() -> N
     checks = set(make_checks(campaign))
     for _ in range(10):
         make_pair(campaign)
-    seen = walk(volunteer_of(campaign))
+    volunteer = volunteer_of(campaign)
+    seen = walk(volunteer)
     kinds = ["T" if pair.is_training else "C" if pair.is_check else "p" for pair in seen]
-    assert "".join(kinds) == "TT" + "pCppCpp" + "p"
+    # Each check comes within the configured spacing (the first among items 1-2, the second
+    # among 3-5), at places drawn for this volunteer (test_campaign_check_positions).
+    first, second = allocation.volunteer_check_slots(campaign, 6, volunteer.token)
+    assert first in (1, 2) and second in (3, 4, 5)
+    items = ["C" if slot in (first, second) else "p" for slot in range(1, 9)]
+    assert "".join(kinds) == "TT" + "".join(items)
     assert {pair for pair in seen if pair.is_check} == checks
     # The quota counts campaign pairs only: six of them, plus the two checks.
     assert sum(kind == "p" for kind in kinds) == 6
@@ -69,10 +75,12 @@ def test_checks_at_a_rate_and_the_progress_counts_them() -> None:
     for _ in range(10):
         make_pair(campaign)
     volunteer = volunteer_of(campaign)
-    # One check after every 3 pairs, while pairs remain: 6 pairs + 1 check (none after the last pair).
+    # One check within every 3 pairs + 1, while pairs remain: 6 pairs + 1 check (none after the last pair).
     assert flow.progress_of(volunteer).total == 7
     seen = walk(volunteer)
-    assert "".join("C" if pair.is_check else "p" for pair in seen) == "pppCppp"
+    [slot] = allocation.volunteer_check_slots(campaign, 6, volunteer.token)
+    assert 1 <= slot <= 4
+    assert "".join("C" if pair.is_check else "p" for pair in seen) == "p" * (slot - 1) + "C" + "p" * (7 - slot)
 
 
 def test_check_pairs_look_like_other_pairs_and_need_no_target() -> None:

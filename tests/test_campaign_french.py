@@ -74,8 +74,8 @@ def test_a_french_campaign_speaks_french_from_welcome_to_the_end() -> None:
         "dont_know",
         " answer--dont-know",
     )
-    pair_id = int(re.search(r'name="pair" value="(\d+)"', pair_page).group(1))
-    feedback = client.get(client.post(f"/v/{volunteer.token}/answer/", {"pair": pair_id, "label": "dont_know"}).url)
+    item = int(re.search(r'name="pair" value="(\d+)"', pair_page).group(1))
+    feedback = client.get(client.post(f"/v/{volunteer.token}/answer/", {"pair": item, "label": "dont_know"}).url)
     assert "Votre réponse" in feedback.content.decode() and "Réponse attendue" in feedback.content.decode()
     done_page = client.get(client.get(f"/v/{volunteer.token}/").url).content.decode()
     assert "<h1>L'entraînement est terminé</h1>" in done_page and "vos réponses comptent" in done_page

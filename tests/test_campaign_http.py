@@ -13,6 +13,7 @@ from annotate.labels import LABEL_DISPLAY, LABEL_ORDER
 from annotate.models import Assignment, Campaign, Judgement, Pair, Volunteer
 from annotate.views import cookie_name
 from tests.builders import make_campaign, make_pair, make_training_pairs
+from tests.pair_page import item_of, pair_id_on_page
 
 pytestmark = pytest.mark.django_db
 
@@ -39,7 +40,7 @@ def start(client: Client, campaign: Campaign, level: str = "advanced") -> Volunt
 def current_pair_id(client: Client, volunteer: Volunteer) -> int:
     response = client.get(f"/v/{volunteer.token}/")
     assert response.status_code == 200, response
-    return int(re.search(r'name="pair" value="(\d+)"', response.content.decode()).group(1))
+    return pair_id_on_page(response.content.decode(), volunteer)
 
 
 def sentences_of(page: str) -> str:
@@ -48,7 +49,7 @@ def sentences_of(page: str) -> str:
 
 
 def post_answer(client: Client, volunteer: Volunteer, pair_id: int, label: str = "same_meaning"):
-    return client.post(f"/v/{volunteer.token}/answer/", {"pair": pair_id, "label": label})
+    return client.post(f"/v/{volunteer.token}/answer/", {"pair": item_of(volunteer, pair_id), "label": label})
 
 
 def finish_training(client: Client, volunteer: Volunteer, count: int) -> None:
@@ -237,11 +238,10 @@ def test_the_end_page_when_the_pool_runs_out_before_the_quota(client: Client) ->
     assert "You judged <strong>2 pairs</strong>" in page
     volunteer.refresh_from_db()
     assert volunteer.finished_at is not None
-    # The next volunteer does the training, then lands on the end page, never on an empty pair.
-    newcomer = start(Client(), campaign)
-    other = Client()
-    finish_training(other, newcomer, 1)
-    assert other.get(f"/v/{newcomer.token}/").url == f"/v/{newcomer.token}/done/"
+    # The next volunteer is told at once that the study is full, before any training
+    # (issue 21, point 1; test_campaign_full_and_sessions covers it in depth).
+    page = Client().get(f"/c/{campaign.slug}/").content.decode()
+    assert "This study is full" in page
 
 
 def test_the_end_page_after_the_quota(client: Client) -> None:
@@ -296,10 +296,14 @@ def test_the_pair_page_and_the_answer_use_few_queries(client: Client, django_ass
     campaign = campaign_with(pool=200, training=0, quota=10)
     volunteer = start(client, campaign)
     # Whatever the pool size (a savepoint pair stands for BEGIN/COMMIT inside the test).
+    # (The test's own look-ups of the pair behind the page's item number stay outside.)
     with django_assert_max_num_queries(12):
-        pair_id = current_pair_id(client, volunteer)
-    with django_assert_max_num_queries(7):
-        post_answer(client, volunteer, pair_id)
+        page = client.get(f"/v/{volunteer.token}/").content.decode()
+    pair_id = pair_id_on_page(page, volunteer)
+    item = item_of(volunteer, pair_id)
+    with django_assert_max_num_queries(8):  # 7 + the item number's pair
+        client.post(f"/v/{volunteer.token}/answer/", {"pair": item, "label": "same_meaning"})
     next_pair = current_pair_id(client, volunteer)
     with django_assert_max_num_queries(7):  # a reload resumes the open assignment
-        assert current_pair_id(client, volunteer) == next_pair != pair_id
+        page = client.get(f"/v/{volunteer.token}/").content.decode()
+    assert pair_id_on_page(page, volunteer) == next_pair != pair_id

@@ -8,26 +8,26 @@ import pytest
 from django.test import Client
 
 from annotate.labels import Label
-from annotate.models import Assignment, Campaign, Judgement, Pair, Volunteer
+from annotate.models import Assignment, Campaign, Judgement, Volunteer
 from tests.builders import make_campaign, make_pair, make_training_pairs
+from tests.pair_page import item_on_page, pair_on_page
 
 pytestmark = pytest.mark.django_db
 
 CODE = "C1A2B3XY"
 OTHER_CODE = "SCREEN42"
-PAIR_INPUT = re.compile(r'name="pair" value="(\d+)"')
 
 
 def prolific_campaign(**fields: object) -> Campaign:
-    campaign = make_campaign(
-        slug="prolific-study",
-        quota=3,
-        platform="prolific",
-        completion_code=CODE,
-        screened_out_code=OTHER_CODE,
-        check_positions="2",
-        **fields,
-    )
+    defaults: dict[str, object] = {
+        "slug": "prolific-study",
+        "quota": 3,
+        "platform": "prolific",
+        "completion_code": CODE,
+        "screened_out_code": OTHER_CODE,
+        "check_positions": "2",
+    }
+    campaign = make_campaign(**{**defaults, **fields})
     make_training_pairs(campaign, 1)
     make_pair(campaign, is_check=True, expected_label=Label.SAME_MEANING.value, source="A b.", hypothesis="A b.")
     for _ in range(6):
@@ -63,9 +63,9 @@ def answer_everything(client: Client, volunteer: Volunteer, check_answer: Label)
         if path.endswith("/training-done/"):
             client.post(path)
             continue
-        pair = Pair.objects.get(pk=int(PAIR_INPUT.search(pages[-1]).group(1)))
+        pair = pair_on_page(pages[-1], volunteer)
         label = check_answer if pair.is_check else Label(pair.expected_label or "mostly_similar")
-        response = client.post(f"/v/{volunteer.token}/answer/", {"pair": pair.pk, "label": label.value})
+        response = client.post(f"/v/{volunteer.token}/answer/", {"pair": item_on_page(pages[-1]), "label": label.value})
         if "/training/" in response.url:  # the training feedback page
             pages.append(client.get(response.url).content.decode())
     raise AssertionError("never reached the end page")
@@ -87,11 +87,13 @@ def test_identifiers_are_stored_and_a_second_start_resumes() -> None:
         "study-1",
         "sess-9",
     )
-    # The same participant on another device (no cookie): back to their own pair, no new volunteer.
+    # The same participant on another device (no cookie), same platform session: back to their
+    # own pair, no new volunteer (another session is refused: test_campaign_full_and_sessions).
     other_device = Client()
-    assert other_device.get(link(session="sess-10")).url == f"/v/{volunteer.token}/"
+    assert other_device.get(link()).url == f"/v/{volunteer.token}/"
     again = other_device.post(
-        "/c/prolific-study/", {"consent": "on", "english_level": "poor", "PROLIFIC_PID": "5f1e2d3c4b5a69788796a5b4"}
+        "/c/prolific-study/",
+        {"consent": "on", "english_level": "poor", "PROLIFIC_PID": "5f1e2d3c4b5a69788796a5b4", "SESSION_ID": "sess-9"},
     )
     assert again.url == f"/v/{volunteer.token}/"
     assert Volunteer.objects.count() == 1
@@ -127,8 +129,18 @@ def test_a_participant_who_fails_a_check_gets_the_other_code_or_none() -> None:
     assert CODE not in end
     assert f'<p class="completion-code" id="completion-code">{OTHER_CODE}</p>' in end
     assert Judgement.objects.get(volunteer=volunteer, is_check=True).label == "very_different"
+    # The code shown is a record: a later change of the campaign leaves the end page as it was
+    # (test_campaign_end_records covers the participants' CSV).
     Campaign.objects.filter(pk=campaign.pk).update(screened_out_code="")
     end = client.get(f"/v/{volunteer.token}/done/").content.decode()
+    assert f'<p class="completion-code" id="completion-code">{OTHER_CODE}</p>' in end
+
+
+def test_a_flagged_participant_without_another_code_gets_none() -> None:
+    prolific_campaign(screened_out_code="")
+    client = Client()
+    volunteer, _ = start(client, link())
+    end = answer_everything(client, volunteer, check_answer=Label.VERY_DIFFERENT)[-1]
     assert CODE not in end and OTHER_CODE not in end
     assert "no completion code can be given" in end
 
@@ -162,10 +174,11 @@ def answer_everything_until_campaign_pair(client: Client, volunteer: Volunteer) 
         if path.endswith("/training-done/"):
             client.post(path)
             continue
-        pair = Pair.objects.get(pk=int(PAIR_INPUT.search(response.content.decode()).group(1)))
+        pair = pair_on_page(response.content.decode(), volunteer)
         if not pair.is_training:
             return
-        client.post(f"/v/{volunteer.token}/answer/", {"pair": pair.pk, "label": pair.expected_label})
+        item = item_on_page(response.content.decode())
+        client.post(f"/v/{volunteer.token}/answer/", {"pair": item, "label": pair.expected_label})
 
 
 def test_a_generic_platform_names_its_own_parameters() -> None:

@@ -73,7 +73,11 @@ def test_the_participants_csv_lists_ids_status_and_codes(admin_client: Client) -
     assert response["Content-Disposition"] == 'attachment; filename="crowd-participants.csv"'
     rows = list(csv.DictReader(io.StringIO(b"".join(response.streaming_content).decode())))
     assert list(rows[0]) == list(PARTICIPANT_COLUMNS)
-    summary = [(r["participant_id"], r["status"], r["excluded"], r["code"], r["checks_passed"]) for r in rows]
+    summary = [
+        (r["participant_id"], r["status"], r["excluded"], r["code_under_current_rule"], r["checks_passed"])
+        for r in rows
+    ]
+    assert [(r["code_shown"], r["code_shown_at"]) for r in rows] == [("", "")] * 3  # no end page seen yet
     assert summary == [
         ("PID-good", "finished", "no", "completed", "1"),
         ("'=HYPERLINK(1)", "finished", "yes", "none", "0"),  # spreadsheet-safe cell

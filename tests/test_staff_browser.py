@@ -298,6 +298,7 @@ def test_the_dashboard_is_readable_at_1366_and_1920(browser, live_server, artifa
         ("Distance bins", "#section-distance-bins"),
         ("Human ceiling", "#section-ceiling"),
         ("Calibration", "#section-calibration"),
+        ("PARAPHRASUS", "#section-paraphrasus"),
         ("How to read", "#section-methods"),
     ]
     links[7].click()

@@ -169,8 +169,8 @@ def test_staff_hub_without_campaigns_says_how_to_start(staff_client) -> None:
 def test_staff_hub_counts_in_one_query(staff_client, campaigns, django_assert_max_num_queries) -> None:
     for slug in ("third", "fourth"):
         make_pair(make_campaign(slug=slug, name=slug))
-    # session + user + the campaigns with both counts: no query per campaign.
-    with django_assert_max_num_queries(3):
+    # session + user + the campaigns with both counts + which of them are full: no query per campaign.
+    with django_assert_max_num_queries(4):
         assert staff_client.get("/staff/").status_code == 200
 
 
@@ -238,6 +238,7 @@ def test_dashboard_has_jsonl_export_buttons_and_the_nav(staff_client, campaigns)
         ("section-distance-bins", "Distance bins"),
         ("section-ceiling", "Human ceiling"),
         ("section-calibration", "Calibration"),
+        ("section-paraphrasus", "PARAPHRASUS"),
         ("section-methods", "How to read"),
     ]
     figures = re.findall(r"Figure \d+ —", html)

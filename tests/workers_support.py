@@ -186,6 +186,8 @@ def judge_through_http(client: Client, slug: str, campaign_answers: int, label: 
 
     Returns the ids of the campaign pairs answered (training pairs excluded).
     """
+    from annotate.models import Assignment
+
     response = client.post(f"/c/{slug}/", {"consent": "on", "english_level": "good"})
     assert response.status_code == 302, response.content[:500]
     pair_url = response["Location"]
@@ -201,8 +203,9 @@ def judge_through_http(client: Client, slug: str, campaign_answers: int, label: 
         assert page.status_code == 200, page.content[:500]
         match = _PAIR_INPUT.search(page.content.decode())
         assert match, "the pair page has no pair input"
-        pair_id = int(match.group(1))
-        response = client.post(f"/v/{token}/answer/", {"pair": pair_id, "label": label})
+        item = int(match.group(1))  # the page names the pair by the volunteer's item number
+        pair_id = Assignment.objects.filter(volunteer__token=token, position=item).latest("id").pair_id
+        response = client.post(f"/v/{token}/answer/", {"pair": item, "label": label})
         assert response.status_code == 302, response.content[:500]
         if "/training/" not in response["Location"]:
             answered.append(pair_id)

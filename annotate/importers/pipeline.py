@@ -164,8 +164,13 @@ class _Tally:
     # ints (~90 bytes a pair): the note on repeated pairs must not cost the file's size in
     # memory. A hash collision would only miscount that note.
     text_hashes: array[int] = field(default_factory=lambda: array("q"))
+    # Lines of check pairs whose two sentences are the same: no word is highlighted on such a
+    # pair, which tells it apart from every real pair (issue 21, point 4).
+    identical_checks: list[int | None] = field(default_factory=list)
 
     def add(self, draft: PairDraft) -> None:
+        if draft.is_check and " ".join(draft.source.split()) == " ".join(draft.hypothesis.split()):
+            self.identical_checks.append(draft.line)
         self.created += 1
         self.training += draft.is_training
         self.paraphrases += draft.gold_label is True
@@ -291,6 +296,14 @@ def _store(
                 "no pair has a gold label or a graded score: if the file has them, name the gold column "
                 "(with a value mapping for coded values); a file of paraphrases by construction can be "
                 "given the constant gold label paraphrase"
+            )
+        if identical := tally.identical_checks:
+            lines = ", ".join(str(line) for line in identical[:10]) + (", …" if len(identical) > 10 else "")
+            notes.append(
+                f"warning: {len(identical):,} check pair{'s' if len(identical) > 1 else ''} "
+                f"(line{'s' if len(identical) > 1 else ''} {lines}) "
+                f"show{'' if len(identical) > 1 else 's'} two identical sentences: nothing is highlighted on such "
+                "a pair, so volunteers can tell it is a check (change a few words; see the how-to on attention checks)"
             )
         pair_ids = stored_ids.tolist()
         del stored_ids
