@@ -247,11 +247,19 @@ def stream_stsb(lines: Iterable[str]) -> RecordStream:
 
 
 def stream_table(
-    lines: Iterable[str], *, delimiter: str, name: str, detected: bool, columns: Sequence[str] | None = None
+    lines: Iterable[str],
+    *,
+    delimiter: str,
+    name: str,
+    detected: bool,
+    columns: Sequence[str] | None = None,
+    column_map: Mapping[str, str] | None = None,
 ) -> RecordStream:
     """A CSV or TSV file with a header naming the canonical fields (or their aliases).
 
     ``columns`` names the columns of a file without a header line: then every line is data.
+    ``column_map`` gives the canonical field of a header cell (``""``: ignore the column),
+    in place of the names and aliases the header is otherwise read by.
     """
     stream = RecordStream(name)
     quoted = delimiter == ","
@@ -261,7 +269,7 @@ def stream_table(
         names: dict[str, str] = {}
         problems = []
         for index, cell in enumerate(header.cells):
-            canonical = f.canonical_name(cell)
+            canonical = mapped_name(cell, column_map)
             if canonical is None:
                 stream.ignored_columns.append(cell)
             elif canonical in found:
@@ -321,10 +329,38 @@ def stream_table(
     return stream
 
 
-def stream_mappings(items: Iterable[tuple[int | None, object]], name: str) -> RecordStream:
-    """JSON objects (or dicts given in Python), each with the canonical fields as keys."""
+def mapped_name(column: str, column_map: Mapping[str, str] | None) -> str | None:
+    """The canonical field a column gives: the one ``column_map`` names (``""``: none), else
+    the one its name or alias stands for."""
+    if column_map is not None and column.strip() in column_map:
+        chosen = column_map[column.strip()]
+        if chosen and chosen not in f.CANONICAL_FIELDS:
+            raise ImportOptionError(f"column {column!r} is mapped to {chosen!r}, which is not a pair field")
+        return chosen or None
+    return f.canonical_name(column)
+
+
+def stream_mappings(
+    items: Iterable[tuple[int | None, object]], name: str, column_map: Mapping[str, str] | None = None
+) -> RecordStream:
+    """JSON objects (or dicts given in Python), each with the canonical fields as keys
+    (or the keys ``column_map`` maps to them; a key mapped to ``""`` is ignored)."""
     stream = RecordStream(name)
     seen_unknown: dict[str, None] = {}
+
+    def renamed(item: Mapping[object, object]) -> tuple[dict[object, object], list[str]]:
+        kept: dict[object, object] = {}
+        dropped: list[str] = []
+        for key, value in item.items():
+            target = mapped_name(key, column_map) if isinstance(key, str) else None
+            if isinstance(key, str) and column_map is not None and key.strip() in column_map:
+                if target is None:
+                    dropped.append(key)
+                else:
+                    kept[target] = value
+            else:
+                kept[key] = value
+        return kept, dropped
 
     def records() -> Iterator[SourceRecord | ImportProblem]:
         for line, item in items:
@@ -334,7 +370,11 @@ def stream_mappings(items: Iterable[tuple[int | None, object]], name: str) -> Re
             if not isinstance(item, Mapping):
                 yield ImportProblem(line, None, "expected an object with source and hypothesis")
                 continue
+            dropped: list[str] = []
+            if column_map:
+                item, dropped = renamed(item)
             record, unknown, conflicts = canonical_record(line, item)
+            unknown = [*unknown, *dropped]
             for key in unknown:
                 if key not in seen_unknown:
                     seen_unknown[key] = None
@@ -346,12 +386,12 @@ def stream_mappings(items: Iterable[tuple[int | None, object]], name: str) -> Re
     return stream
 
 
-def stream_jsonl(lines: Iterable[str]) -> RecordStream:
-    """JSON Lines: one object a line."""
+def stream_jsonl(lines: Iterable[str], column_map: Mapping[str, str] | None = None) -> RecordStream:
+    """JSON Lines: one object a line (keys renamed by ``column_map``, as for a table)."""
     objects = (
         (item.line, item.value) if isinstance(item, JsonObject) else (item.line, item) for item in read_jsonl(lines)
     )
-    stream = stream_mappings(objects, "jsonl")
+    stream = stream_mappings(objects, "jsonl", column_map)
     return stream
 
 
@@ -376,13 +416,16 @@ def open_records(
     filename: str = "",
     header: bool = True,
     columns: Sequence[str] | None = None,
+    column_map: Mapping[str, str] | None = None,
 ) -> RecordStream:
     """Recognise a file and stream its records, one line read at a time.
 
     ``source`` is the file's content or an open file. A file that cannot be read at all (UTF-16,
     empty, unknown format) is refused here; problems of single records come through ``items``.
     ``header=False`` reads a file without a header line: PAWS or MRPC columns in their usual
-    order, or for CSV / TSV the ``columns`` given.
+    order, or for CSV / TSV the ``columns`` given. ``column_map`` (CSV, TSV and JSONL) names
+    the pair field each column (or key) gives, ``""`` to ignore it; columns it leaves out are
+    read by their names as usual.
     """
     if format not in FORMAT_CHOICES:
         raise ImportOptionError(f"unknown import format {format!r}; choose one of {', '.join(FORMAT_CHOICES)}")
@@ -425,11 +468,16 @@ def open_records(
     elif name == "stsb":
         stream = stream_stsb(every_line)
     elif name == "jsonl":
-        stream = stream_jsonl(every_line)
+        stream = stream_jsonl(every_line, column_map)
     else:
         delimiter = "," if name == "csv" else "\t"
         stream = stream_table(
-            every_line, delimiter=delimiter, name=name, detected=detected, columns=None if header else columns
+            every_line,
+            delimiter=delimiter,
+            name=name,
+            detected=detected,
+            columns=None if header else columns,
+            column_map=column_map,
         )
     stream.lines = lines
     return stream

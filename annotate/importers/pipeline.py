@@ -40,6 +40,8 @@ from annotate.signals import announce_pairs_created
 # (Django lowers it further where SQLite allows fewer), and a batch of pairs is all the file
 # that is held in memory at once.
 BATCH_SIZE = 2000
+# Distinct system names counted for the summary; more are stored but not counted one by one.
+MAX_SYSTEMS_COUNTED = 1000
 
 
 def import_records(
@@ -73,6 +75,7 @@ def import_file(
     dry_run: bool = False,
     header: bool = True,
     columns: Sequence[str] | None = None,
+    column_map: Mapping[str, str] | None = None,
 ) -> ImportReport:
     """Import a CSV, TSV or JSONL file (a path or an open file) into ``campaign``, all or nothing.
 
@@ -82,16 +85,21 @@ def import_file(
     ``settings.PARAEVAL_MAX_SENTENCE_LENGTH``. ``dry_run`` validates (database checks
     included) and stores nothing. ``header=False`` reads a file without a header line (PAWS or
     MRPC columns, or the ``columns`` given for CSV / TSV). The file is read line by line, never
-    whole. Raises :class:`ImportRefused` listing every problem.
+    whole. ``column_map`` names the pair field of a CSV / TSV column or JSONL key (``""``:
+    ignore it). Raises :class:`ImportRefused` listing every problem.
     """
     if not isinstance(path_or_file, str | os.PathLike):
         filename = str(getattr(path_or_file, "name", "") or "")
-        stream = open_records(path_or_file, format=format, filename=filename, header=header, columns=columns)
+        stream = open_records(
+            path_or_file, format=format, filename=filename, header=header, columns=columns, column_map=column_map
+        )
         return _store(campaign, stream, max_length=max_length, origin=origin, dry_run=dry_run)
     path = Path(path_or_file)
     try:
         with path.open("rb") as handle:
-            stream = open_records(handle, format=format, filename=path.name, header=header, columns=columns)
+            stream = open_records(
+                handle, format=format, filename=path.name, header=header, columns=columns, column_map=column_map
+            )
             return _store(campaign, stream, max_length=max_length, origin=origin, dry_run=dry_run)
     except OSError as error:
         raise ImportRefused([ImportProblem(None, None, f"cannot read {path}: {error.strerror}")]) from None
@@ -143,6 +151,11 @@ class _Tally:
     records: int = 0
     created: int = 0
     training: int = 0
+    checks: int = 0
+    # Pairs per system name (bounded: a file of free-text names would otherwise grow it per pair)
+    # and per gold label, for the summary of the staff upload page.
+    systems: dict[str, int] = field(default_factory=dict)
+    gold_labels: dict[str, int] = field(default_factory=lambda: {"paraphrase": 0, "not paraphrase": 0, "none": 0})
     with_ids: int = 0
     id_clashes: int = 0
     # 64-bit hashes of (source, hypothesis), 8 bytes a pair, not the texts nor a set of Python
@@ -153,6 +166,11 @@ class _Tally:
     def add(self, draft: PairDraft) -> None:
         self.created += 1
         self.training += draft.is_training
+        self.checks += draft.is_check
+        if draft.system in self.systems or len(self.systems) < MAX_SYSTEMS_COUNTED:
+            self.systems[draft.system] = self.systems.get(draft.system, 0) + 1
+        gold = "none" if draft.gold_label is None else "paraphrase" if draft.gold_label else "not paraphrase"
+        self.gold_labels[gold] += 1
         self.text_hashes.append(hash((draft.source, draft.hypothesis)))
 
     def repeated(self) -> int:
@@ -266,6 +284,9 @@ def _store(
             paraeval_export=stream.paraeval_export,
             dry_run=dry_run,
             notes=notes,
+            checks=tally.checks,
+            systems={name: count for name, count in tally.systems.items() if name},
+            gold_labels=dict(tally.gold_labels),
         )
         if pair_ids:
             announce_pairs_created(pair_ids)

@@ -75,6 +75,9 @@ class ImportReport:
     paraeval_export: bool = False  # the file was a ParaEval pair-level export (cells restored)
     dry_run: bool = False  # validated only: nothing was stored
     notes: list[str] = field(default_factory=list)  # things worth saying that are not problems
+    checks: int = 0  # attention-check pairs among ``created``
+    systems: dict[str, int] = field(default_factory=dict)  # pairs per named system
+    gold_labels: dict[str, int] = field(default_factory=dict)  # pairs per gold label: paraphrase, not paraphrase, none
 
     def describe(self, campaign: str) -> list[str]:
         """Lines that tell a person what was imported (printed by the commands)."""
