@@ -122,7 +122,7 @@ class PreviewRow:
     line: int | None
     values: dict[str, str]
     problems: list[str]
-    cells: list[str] = field(default_factory=list)  # the values of the preview's shown fields
+    cells: list[tuple[str, str, str]] = field(default_factory=list)  # (field, label, value) of the shown fields
 
 
 @dataclass
@@ -283,7 +283,7 @@ def preview(upload: PairUpload, rows: int = PREVIEW_ROWS) -> Preview:
         (name, label) for name, label in PREVIEW_FIELDS if name in used or name in ("source", "hypothesis")
     ]
     for row in result.rows:
-        row.cells = [row.values.get(name, "") for name, _ in result.shown_fields]
+        row.cells = [(name, label, row.values.get(name, "")) for name, label in result.shown_fields]
     return result
 
 
