@@ -370,6 +370,9 @@ class PairUpload(models.Model):
     format = models.CharField(max_length=10, default="auto")
     column_map = models.JSONField(default=dict, blank=True, help_text="Column -> pair field ('' ignores it).")
     origin = models.CharField(max_length=100, blank=True, default="")
+    gold_options = models.JSONField(
+        default=dict, blank=True, help_text="The importer's gold options: gold_map (text), gold_constant, strict."
+    )
     state = models.CharField(max_length=20, choices=UPLOAD_STATES, default="uploaded")
     checked_map = models.JSONField(
         null=True, blank=True, help_text="The format and mapping of the last dry run that passed."
@@ -386,3 +389,31 @@ class PairUpload(models.Model):
 
     def __str__(self) -> str:
         return f"{self.filename} -> {self.campaign.slug}"
+
+
+class CorpusObjective(models.Model):
+    """What one corpus of a campaign (its pairs of one ``origin``) asks of a paraphrase detector,
+    as in PARAPHRASUS (Michail et al., COLING 2025): classify by the gold labels, call none of
+    its pairs a paraphrase (minimise) or call every pair one (maximise).
+
+    Kept per (campaign, origin), not per campaign nor per pair: one campaign holds several
+    corpora (the benchmark's overall figure needs the three objectives side by side), and every
+    pair of a corpus shares its objective, so storing it on each pair would only let it disagree.
+    """
+
+    class Objective(models.TextChoices):
+        CLASSIFY = "classify", "classify (by the gold labels)"
+        MINIMISE = "minimise", "minimise (no pair is a paraphrase)"
+        MAXIMISE = "maximise", "maximise (every pair is a paraphrase)"
+
+    campaign = models.ForeignKey(Campaign, on_delete=models.CASCADE, related_name="corpus_objectives")
+    origin = models.CharField(max_length=100, help_text="The corpus: the origin of its pairs.")
+    objective = models.CharField(max_length=10, choices=Objective.choices)
+    updated_at = models.DateTimeField(auto_now=True)
+
+    class Meta:
+        ordering = ["campaign", "origin"]
+        constraints = [models.UniqueConstraint(fields=["campaign", "origin"], name="one_objective_per_corpus")]
+
+    def __str__(self) -> str:
+        return f"{self.campaign.slug}/{self.origin}: {self.objective}"

@@ -149,13 +149,18 @@ def detail(request: HttpRequest, slug: str, upload_id: int) -> HttpResponse:
             for key in request.POST
             if key.startswith("column:")
         }
+        gold = {
+            "gold_map": request.POST.get("gold_map", ""),
+            "gold_constant": request.POST.get("gold_constant", ""),
+            "strict": request.POST.get("strict") == "on",
+        }
         errors = uploads.set_mapping(
-            job, request.POST.get("format", job.format), chosen, request.POST.get("origin", job.origin)
+            job, request.POST.get("format", job.format), chosen, request.POST.get("origin", job.origin), gold
         )
         if not errors:
             return redirect("annotate:staff-upload-detail", slug=slug, upload_id=job.pk)
     preview = uploads.preview(job) if job.state != "imported" else None
-    checked = job.checked_map == {"format": job.format, "column_map": job.column_map, "origin": job.origin}
+    checked = job.checked_map == uploads.checked_map(job)
     context = {
         "campaign": job.campaign,
         "job": job,
@@ -167,6 +172,7 @@ def detail(request: HttpRequest, slug: str, upload_id: int) -> HttpResponse:
         "checked": checked and job.state == "checked",
         "fields": list(uploads.FIELD_LABELS.items()),
         "formats": uploads.FORMATS,
+        "gold_constants": uploads.GOLD_CONSTANT_CHOICES,
         "status_url": reverse("annotate:staff-upload-status", args=[slug, job.pk]),
     }
     return render(request, "staff/upload_detail.html", context, status=400 if errors else 200)

@@ -34,14 +34,8 @@ from django.db import transaction
 
 from annotate.importers import ImportRefused, import_file
 from annotate.importers import fields as f
-from annotate.importers.formats import (
-    MRPC_HEADER,
-    PAWS_HEADER,
-    ImportOptionError,
-    detect_format,
-    mapped_name,
-    open_records,
-)
+from annotate.importers.formats import MRPC_HEADER, PAWS_HEADER, detect_format, mapped_name, open_records
+from annotate.importers.options import GOLD_CONSTANT_CHOICES, ImportOptionError, ImportOptions, parse_gold_map
 from annotate.importers.problems import ImportProblem
 from annotate.importers.readers import TextLines
 from annotate.importers.validation import clean_record
@@ -229,6 +223,17 @@ PREVIEW_FIELDS: tuple[tuple[str, str], ...] = (
 )
 
 
+def import_options(upload: PairUpload) -> ImportOptions:
+    """The importer's gold options saved with the upload (raises :class:`ImportOptionError`)."""
+    saved = upload.gold_options or {}
+    text = str(saved.get("gold_map", "")).strip()
+    return ImportOptions(
+        gold_map=parse_gold_map(text) if text else {},
+        gold_constant=saved.get("gold_constant", ""),
+        strict=bool(saved.get("strict", False)),
+    )
+
+
 def preview(upload: PairUpload, rows: int = PREVIEW_ROWS) -> Preview:
     """The format, the column mapping and the first ``rows`` records as they will be stored."""
     try:
@@ -240,12 +245,14 @@ def preview(upload: PairUpload, rows: int = PREVIEW_ROWS) -> Preview:
     result.ignored = [choice.column for choice in result.columns if not choice.field]
     default_origin = upload.origin
     try:
+        options = import_options(upload)
         with file_path(upload).open("rb") as handle:
             stream = open_records(
                 cast(IO[bytes], handle),
                 format=upload.format,
                 filename=upload.filename,
                 column_map=upload.column_map if result.mappable else None,
+                options=options,
             )
             default_origin = upload.origin.strip() or stream.default_origin
             pending: dict[int, list[str]] = {}
@@ -258,9 +265,12 @@ def preview(upload: PairUpload, rows: int = PREVIEW_ROWS) -> Preview:
                     else:
                         pending.setdefault(item.line, []).append(_message(item))
                     continue
-                draft, found = clean_record(
-                    item, default_origin=default_origin, max_length=settings.PARAEVAL_MAX_SENTENCE_LENGTH
-                )
+                item, found = options.apply(item)  # as the pipeline does: a mapping problem stops the row
+                draft = None
+                if not found:
+                    draft, found = clean_record(
+                        item, default_origin=default_origin, max_length=settings.PARAEVAL_MAX_SENTENCE_LENGTH
+                    )
                 values = {}
                 if draft is not None:
                     stored = asdict(draft)
@@ -287,12 +297,37 @@ def preview(upload: PairUpload, rows: int = PREVIEW_ROWS) -> Preview:
     return result
 
 
-def set_mapping(upload: PairUpload, format_name: str, chosen: Mapping[str, str], origin: str) -> list[str]:
-    """Save the format, the columns' fields and the default origin; the reasons it cannot (empty: saved).
+def set_mapping(
+    upload: PairUpload,
+    format_name: str,
+    chosen: Mapping[str, str],
+    origin: str,
+    gold: Mapping[str, object] | None = None,
+) -> list[str]:
+    """Save the format, the columns' fields, the default origin and the gold options (``gold_map``
+    as text, ``gold_constant``, ``strict``); the reasons it cannot (empty: saved).
 
     Columns not named in ``chosen`` keep their usual reading; a field may be given by one column only.
     """
     errors = []
+    gold_options = {
+        "gold_map": str((gold or {}).get("gold_map", "")).strip(),
+        "gold_constant": str((gold or {}).get("gold_constant", "")),
+        "strict": bool((gold or {}).get("strict", False)),
+    }
+    if gold_options["gold_constant"] not in ("", *GOLD_CONSTANT_CHOICES):
+        errors.append(
+            f"the constant gold label must be paraphrase or non-paraphrase, not {gold_options['gold_constant']!r}"
+        )
+    else:
+        try:
+            ImportOptions(
+                gold_map=parse_gold_map(str(gold_options["gold_map"])) if gold_options["gold_map"] else {},
+                gold_constant=gold_options["gold_constant"],  # type: ignore[arg-type]
+                strict=bool(gold_options["strict"]),
+            )
+        except ImportOptionError as error:
+            errors.append(str(error))
     if format_name not in FORMATS:
         errors.append(f"unknown format {format_name!r}: choose one of {', '.join(FORMATS)}")
     mapping: dict[str, str] = {}
@@ -312,9 +347,10 @@ def set_mapping(upload: PairUpload, format_name: str, chosen: Mapping[str, str],
     upload.format = format_name
     upload.column_map = mapping
     upload.origin = origin.strip()
+    upload.gold_options = gold_options
     if upload.state in ("checked", "refused", "failed"):
         upload.state = "uploaded"
-    upload.save(update_fields=["format", "column_map", "origin", "state", "updated_at"])
+    upload.save(update_fields=["format", "column_map", "origin", "gold_options", "state", "updated_at"])
     return []
 
 
@@ -423,6 +459,7 @@ def run_upload(upload_id: int, mode: str) -> str:
 
         upload.problems, upload.problem_count, upload.report = [], 0, None
         try:
+            options = import_options(upload)
             with file_path(upload).open("rb") as handle:
                 counted = _CountingFile(handle, upload.filename, report)
                 result = import_file(
@@ -432,6 +469,7 @@ def run_upload(upload_id: int, mode: str) -> str:
                     origin=upload.origin,
                     dry_run=mode == CHECK,
                     column_map=(upload.column_map or None),
+                    options=options,
                 )
         except ImportRefused as refusal:
             upload.state = "refused"
@@ -453,17 +491,33 @@ def run_upload(upload_id: int, mode: str) -> str:
                 "training": result.training,
                 "checks": result.checks,
                 "systems": result.systems,
-                "gold_labels": result.gold_labels,
+                "gold_labels": {
+                    "paraphrase": result.gold_paraphrases,
+                    "not paraphrase": result.gold_non_paraphrases,
+                    "none": result.created - result.gold_paraphrases - result.gold_non_paraphrases,
+                },
+                "gold_scores": result.gold_scores,
+                "warnings": result.warnings,
                 "ignored_columns": result.ignored_columns,
                 "notes": result.notes,
             }
             if mode == CHECK:
-                upload.checked_map = {"format": upload.format, "column_map": upload.column_map, "origin": upload.origin}
+                upload.checked_map = checked_map(upload)
         upload.save()
     write_progress(upload, Progress(mode, upload.size, upload.size, finished=True))
     if upload.state == "imported":
         file_path(upload).unlink(missing_ok=True)  # the pairs are stored: the file is not needed
     return upload.state
+
+
+def checked_map(upload: PairUpload) -> dict[str, object]:
+    """What a dry run checked: the format, the mapping, the origin and the gold options."""
+    return {
+        "format": upload.format,
+        "column_map": upload.column_map,
+        "origin": upload.origin,
+        "gold_options": upload.gold_options,
+    }
 
 
 def report_lines(report: Mapping[str, object]) -> list[str]:
@@ -482,5 +536,8 @@ def report_lines(report: Mapping[str, object]) -> list[str]:
         + ", ".join(f"{name} {gold.get(name, 0):,}" for name in ("paraphrase", "not paraphrase", "none")),
         f"Ignored columns: {', '.join(ignored) if ignored else 'none'}",
     ]
+    if report.get("gold_scores"):
+        lines.append(f"Graded gold scores: {int(cast(int, report['gold_scores'])):,}")
+    lines.extend(f"Warning: {warning}" for warning in cast(list[str], report.get("warnings") or []))
     lines.extend(f"Note: {note}" for note in cast(list[str], report.get("notes") or []))
     return lines

@@ -144,6 +144,10 @@ def test_bulk_import_stores_all_and_announces_after_commit(staff_api, campaign, 
         "pair_ids": [pair.pk for pair in stored],
         "dry_run": False,
         "notes": [],
+        "warnings": [],
+        "gold_paraphrases": 1,
+        "gold_non_paraphrases": 1,
+        "gold_scores": 1,
     }
     assert [(p.external_id, p.origin, p.gold_label, p.gold_score) for p in stored] == [
         ("a", "crafted", True, None),

@@ -52,6 +52,7 @@ def test_import_prints_a_summary(good_file):
         "  format: csv",
         "  training pairs: 0",
         "  ignored columns: score[lev]",
+        "  gold: 2 labelled (1 paraphrase, 1 non-paraphrase), 0 with a graded score",
     ]
     assert err == ""
     assert Pair.objects.filter(campaign__slug="news").count() == 2

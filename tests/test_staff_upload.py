@@ -272,3 +272,49 @@ def test_abuse_gets_a_4xx(staff_client: Client) -> None:
     anonymous = Client()
     assert anonymous.get("/staff/campaigns/own/upload/").status_code == 302
     assert anonymous.post(f"/staff/campaigns/own/upload/{job.pk}/import/").status_code == 302
+
+
+def test_the_gold_options_of_the_importer_apply_to_the_preview_and_the_import(
+    staff_client: Client, sent, django_capture_on_commit_callbacks
+) -> None:
+    campaign = make_campaign(slug="own")
+    content = "pair,sentence_a,sentence_b,consensus\n1,A cat.,A feline.,1\n2,A dog.,A car.,0\n3,Rain.,Snow.,-100\n"
+    post_file(staff_client, "own", content)
+    job = PairUpload.objects.get()
+    mapping = {"column:pair": "external_id", "column:sentence_a": "source", "column:sentence_b": "hypothesis"}
+    response = staff_client.post(
+        f"/staff/campaigns/own/upload/{job.pk}/",
+        {"format": "auto", **mapping, "column:consensus": "gold_label", "gold_map": "1=paraphrase,0=non-paraphrase"},
+    )
+    assert response.status_code == 302
+    preview = uploads.preview(PairUpload.objects.get())
+    assert [row.values.get("gold_label") for row in preview.rows] == ["yes", "no", None]
+    assert preview.rows[2].problems == [
+        "consensus: consensus '-100' is not in the gold mapping (1 -> paraphrase, 0 -> non-paraphrase)"
+    ]
+    response = staff_client.post(
+        f"/staff/campaigns/own/upload/{job.pk}/",
+        {
+            "format": "auto",
+            **mapping,
+            "column:consensus": "gold_label",
+            "gold_map": "1=paraphrase,0=non-paraphrase,-100=unlabelled",
+        },
+    )
+    with django_capture_on_commit_callbacks(execute=True):
+        staff_client.post(f"/staff/campaigns/own/upload/{job.pk}/import/")
+    assert run_sent(sent) == ["imported"]
+    assert list(Pair.objects.filter(campaign=campaign).values_list("external_id", "gold_label")) == [
+        ("1", True),
+        ("2", False),
+        ("3", None),
+    ]
+    page = staff_client.get(f"/staff/campaigns/own/upload/{job.pk}/").content.decode()
+    assert "<li>Gold labels: paraphrase 1, not paraphrase 1, none 1</li>" in page
+
+    # A bad mapping is refused with the importer's own words, nothing saved.
+    post_file(staff_client, "own", content)
+    other = PairUpload.objects.exclude(pk=job.pk).get()
+    response = staff_client.post(f"/staff/campaigns/own/upload/{other.pk}/", {"format": "auto", "gold_map": "1"})
+    assert response.status_code == 400
+    assert "&#x27;1&#x27; is not VALUE=TARGET" in response.content.decode()

@@ -11,11 +11,20 @@ from rest_framework import serializers
 
 from annotate.exports.pseudonyms import volunteer_pseudonym
 from annotate.exports.service import Format, Level
+from annotate.importers.options import (
+    GOLD_AS_CHOICES,
+    GOLD_CONSTANT_CHOICES,
+    GOLD_MAP_HELP,
+    ImportOptionError,
+    ImportOptions,
+)
 from annotate.labels import ENGLISH_LEVEL_ORDER, is_paraphrase
 from annotate.models import LABEL_CHOICES, Campaign, Judgement, Pair
 
 # Most records one bulk request may carry (the importer holds them all in one transaction).
 MAX_BULK_RECORDS = 50_000
+# Most entries of a gold value mapping and of the columns to ignore (codes, not data).
+MAX_GOLD_MAP_ENTRIES = 1000
 # Problems listed in a refusal: a broken batch can have one per record; people fix the first.
 MAX_PROBLEMS_LISTED = 1000
 
@@ -147,6 +156,62 @@ class PairBulkCreateSerializer(serializers.Serializer):
             "and listed in the answer."
         ),
     )
+    gold_column = serializers.CharField(
+        required=False,
+        allow_blank=True,
+        default="",
+        max_length=200,
+        help_text="The key that holds the gold label, whatever its name (e.g. `Human Annotation - Consensus`).",
+    )
+    gold_as = serializers.ChoiceField(
+        choices=list(GOLD_AS_CHOICES),
+        required=False,
+        default="label",
+        help_text="Read the gold key as a binary label or as a graded score (without `gold_map`).",
+    )
+    gold_map = serializers.DictField(
+        child=serializers.JSONField(),
+        required=False,
+        default=dict,
+        help_text=f"How the gold values read: {GOLD_MAP_HELP}. A value it does not name refuses the records.",
+    )
+    gold_constant = serializers.ChoiceField(
+        choices=["", *GOLD_CONSTANT_CHOICES],
+        required=False,
+        default="",
+        help_text="Give every record this gold label (records that carry their own are refused).",
+    )
+    ignore_columns = serializers.ListField(
+        child=serializers.CharField(max_length=200),
+        required=False,
+        default=list,
+        max_length=MAX_GOLD_MAP_ENTRIES,
+        help_text="Keys you mean to ignore: no warning that they look like labels.",
+    )
+    strict = serializers.BooleanField(
+        required=False,
+        default=False,
+        help_text="Refuse the records (nothing stored) when a key that looks like a label would be ignored.",
+    )
+
+    def validate_gold_map(self, value: dict[str, Any]) -> dict[str, Any]:
+        if len(value) > MAX_GOLD_MAP_ENTRIES:
+            raise serializers.ValidationError(f"at most {MAX_GOLD_MAP_ENTRIES} values")
+        return value
+
+    def validate(self, attrs: dict[str, Any]) -> dict[str, Any]:
+        try:
+            attrs["options"] = ImportOptions(
+                gold_column=attrs.get("gold_column", "").strip(),
+                gold_as=attrs.get("gold_as", "label"),
+                gold_map=attrs.get("gold_map", {}),
+                gold_constant=attrs.get("gold_constant", ""),
+                ignore_columns=tuple(attrs.get("ignore_columns", [])),
+                strict=attrs.get("strict", False),
+            )
+        except ImportOptionError as error:
+            raise serializers.ValidationError({"gold": [str(error)]}) from None
+        return attrs
 
 
 class ImportReportSerializer(serializers.Serializer):
@@ -157,6 +222,12 @@ class ImportReportSerializer(serializers.Serializer):
     pair_ids = serializers.ListField(child=serializers.IntegerField(), help_text="New pairs, in record order.")
     dry_run = serializers.BooleanField()
     notes = serializers.ListField(child=serializers.CharField(), help_text="Remarks that are not problems.")
+    warnings = serializers.ListField(
+        child=serializers.CharField(), help_text="Keys that look like labels and were ignored (refused if `strict`)."
+    )
+    gold_paraphrases = serializers.IntegerField(help_text="Pairs stored with the gold label paraphrase.")
+    gold_non_paraphrases = serializers.IntegerField(help_text="Pairs stored with the gold label non-paraphrase.")
+    gold_scores = serializers.IntegerField(help_text="Pairs stored with a graded gold score.")
 
 
 class ImportProblemSerializer(serializers.Serializer):

@@ -140,6 +140,7 @@ class PairViewSet(mixins.ListModelMixin, mixins.RetrieveModelMixin, viewsets.Gen
                 format_name="json",
                 origin=body.validated_data["origin"],
                 dry_run=body.validated_data["dry_run"],
+                options=body.validated_data["options"],
             )
         except ImportRefused as refused:
             return Response(problem_payload(refused.problems, count=refused.count), status=status.HTTP_400_BAD_REQUEST)

@@ -25,6 +25,7 @@ from typing import IO
 
 from annotate.exports.spreadsheet import restore
 from annotate.importers import fields as f
+from annotate.importers.options import NO_OPTIONS, ImportOptionError, ImportOptions
 from annotate.importers.problems import ImportProblem, ImportRefused
 from annotate.importers.readers import JsonObject, Row, TextLines, read_jsonl, read_table
 from annotate.importers.validation import SourceRecord, canonical_record
@@ -43,11 +44,6 @@ _RECOGNISED = (
     "PAWS (id, sentence1, sentence2, label), or a CSV/TSV header with source and hypothesis columns; "
     "STS-B files have no header: choose the format stsb"
 )
-
-
-class ImportOptionError(ValueError):
-    """Options of an import that do not fit together (a programming or command-line error,
-    not a problem of the file)."""
 
 
 @dataclass
@@ -253,6 +249,7 @@ def stream_table(
     name: str,
     detected: bool,
     columns: Sequence[str] | None = None,
+    options: ImportOptions = NO_OPTIONS,
     column_map: Mapping[str, str] | None = None,
 ) -> RecordStream:
     """A CSV or TSV file with a header naming the canonical fields (or their aliases).
@@ -260,6 +257,7 @@ def stream_table(
     ``columns`` names the columns of a file without a header line: then every line is data.
     ``column_map`` gives the canonical field of a header cell (``""``: ignore the column),
     in place of the names and aliases the header is otherwise read by.
+    ``options.gold_column`` names the column read as the gold label (or score), whatever its name.
     """
     stream = RecordStream(name)
     quoted = delimiter == ","
@@ -269,7 +267,7 @@ def stream_table(
         names: dict[str, str] = {}
         problems = []
         for index, cell in enumerate(header.cells):
-            canonical = mapped_name(cell, column_map)
+            canonical = options.gold_field() if options.is_gold_column(cell) else mapped_name(cell, column_map)
             if canonical is None:
                 stream.ignored_columns.append(cell)
             elif canonical in found:
@@ -281,6 +279,15 @@ def stream_table(
             else:
                 found[canonical] = index
                 names[canonical] = cell.strip()
+        if options.gold_column and not any(options.is_gold_column(cell) for cell in header.cells):
+            problems.append(
+                ImportProblem(
+                    header.line,
+                    options.gold_column,
+                    f"the gold column {options.gold_column!r} is not in the header "
+                    f"(the header has {', '.join(repr(cell) for cell in header.cells)})",
+                )
+            )
         missing = [name for name in f.REQUIRED_FIELDS if name not in found]
         if missing:
             message = f"missing required column {' and '.join(repr(name) for name in missing)}"
@@ -341,28 +348,15 @@ def mapped_name(column: str, column_map: Mapping[str, str] | None) -> str | None
 
 
 def stream_mappings(
-    items: Iterable[tuple[int | None, object]], name: str, column_map: Mapping[str, str] | None = None
+    items: Iterable[tuple[int | None, object]], name: str, *, options: ImportOptions = NO_OPTIONS
 ) -> RecordStream:
     """JSON objects (or dicts given in Python), each with the canonical fields as keys
-    (or the keys ``column_map`` maps to them; a key mapped to ``""`` is ignored)."""
+    (``options.gold_column`` names a key read as the gold label or score)."""
     stream = RecordStream(name)
     seen_unknown: dict[str, None] = {}
 
-    def renamed(item: Mapping[object, object]) -> tuple[dict[object, object], list[str]]:
-        kept: dict[object, object] = {}
-        dropped: list[str] = []
-        for key, value in item.items():
-            target = mapped_name(key, column_map) if isinstance(key, str) else None
-            if isinstance(key, str) and column_map is not None and key.strip() in column_map:
-                if target is None:
-                    dropped.append(key)
-                else:
-                    kept[target] = value
-            else:
-                kept[key] = value
-        return kept, dropped
-
     def records() -> Iterator[SourceRecord | ImportProblem]:
+        gold_seen = False
         for line, item in items:
             if isinstance(item, ImportProblem):
                 yield item
@@ -370,28 +364,65 @@ def stream_mappings(
             if not isinstance(item, Mapping):
                 yield ImportProblem(line, None, "expected an object with source and hypothesis")
                 continue
-            dropped: list[str] = []
-            if column_map:
-                item, dropped = renamed(item)
-            record, unknown, conflicts = canonical_record(line, item)
-            unknown = [*unknown, *dropped]
+            if options.gold_column:
+                gold_key = next((key for key in item if isinstance(key, str) and options.is_gold_column(key)), None)
+                if gold_key is not None:
+                    gold_seen = True
+                    rest = {key: value for key, value in item.items() if key != gold_key}
+                    record, unknown, conflicts = canonical_record(line, rest)
+                    if not f.is_blank(record.values.get(options.gold_field())):
+                        conflicts.append(
+                            f"{record.name(options.gold_field())} and {gold_key} both give the gold; keep one"
+                        )
+                    values = dict(record.values)
+                    values[options.gold_field()] = item[gold_key]
+                    names = dict(record.names)
+                    names[options.gold_field()] = gold_key
+                    record = SourceRecord(line, values, names)
+                else:
+                    record, unknown, conflicts = canonical_record(line, item)
+            else:
+                record, unknown, conflicts = canonical_record(line, item)
             for key in unknown:
                 if key not in seen_unknown:
                     seen_unknown[key] = None
                     stream.ignored_columns.append(key)
             yield from (ImportProblem(line, None, conflict) for conflict in conflicts)
             yield record
+        if options.gold_column and not gold_seen:
+            yield ImportProblem(None, options.gold_column, f"no record has the gold key {options.gold_column!r}")
 
     stream.items = records()
     return stream
 
 
-def stream_jsonl(lines: Iterable[str], column_map: Mapping[str, str] | None = None) -> RecordStream:
-    """JSON Lines: one object a line (keys renamed by ``column_map``, as for a table)."""
+def stream_jsonl(
+    lines: Iterable[str], *, options: ImportOptions = NO_OPTIONS, column_map: Mapping[str, str] | None = None
+) -> RecordStream:
+    """JSON Lines: one object a line (keys renamed by ``column_map``, as for a table's columns)."""
     objects = (
         (item.line, item.value) if isinstance(item, JsonObject) else (item.line, item) for item in read_jsonl(lines)
     )
-    stream = stream_mappings(objects, "jsonl", column_map)
+    dropped: dict[str, None] = {}
+
+    def renamed(value: object) -> object:
+        if not column_map or not isinstance(value, Mapping):
+            return value
+        kept: dict[object, object] = {}
+        for key, cell in value.items():
+            if isinstance(key, str) and key.strip() in column_map:
+                target = mapped_name(key, column_map)
+                if target is None:
+                    if key not in dropped:
+                        dropped[key] = None
+                        stream.ignored_columns.append(key)
+                    continue
+                kept[target] = cell
+            else:
+                kept[key] = cell
+        return kept
+
+    stream = stream_mappings(((line, renamed(value)) for line, value in objects), "jsonl", options=options)
     return stream
 
 
@@ -416,6 +447,7 @@ def open_records(
     filename: str = "",
     header: bool = True,
     columns: Sequence[str] | None = None,
+    options: ImportOptions = NO_OPTIONS,
     column_map: Mapping[str, str] | None = None,
 ) -> RecordStream:
     """Recognise a file and stream its records, one line read at a time.
@@ -423,9 +455,10 @@ def open_records(
     ``source`` is the file's content or an open file. A file that cannot be read at all (UTF-16,
     empty, unknown format) is refused here; problems of single records come through ``items``.
     ``header=False`` reads a file without a header line: PAWS or MRPC columns in their usual
-    order, or for CSV / TSV the ``columns`` given. ``column_map`` (CSV, TSV and JSONL) names
-    the pair field each column (or key) gives, ``""`` to ignore it; columns it leaves out are
-    read by their names as usual.
+    order, or for CSV / TSV the ``columns`` given. ``options.gold_column`` names the gold column
+    of a CSV, TSV or JSONL file; MRPC, PAWS and STS-B have their own. ``column_map`` (CSV, TSV
+    and JSONL) names the pair field each column (or key) gives, ``""`` to ignore it; columns it
+    leaves out are read by their names as usual.
     """
     if format not in FORMAT_CHOICES:
         raise ImportOptionError(f"unknown import format {format!r}; choose one of {', '.join(FORMAT_CHOICES)}")
@@ -461,6 +494,12 @@ def open_records(
     else:
         name = format
     every_line = itertools.chain(ahead, reading)
+    if options.gold_column and name in DEFAULT_ORIGINS:
+        raise ImportOptionError(
+            f"a {name} file has its own gold column: leave the gold column out (a value mapping still applies to it)"
+        )
+    if options.gold_map and name == "stsb":
+        raise ImportOptionError("an STS-B file gives graded scores (0-5): a value mapping does not apply to it")
     if name == "mrpc":
         stream = stream_mrpc(every_line, header=header)
     elif name == "paws":
@@ -468,7 +507,7 @@ def open_records(
     elif name == "stsb":
         stream = stream_stsb(every_line)
     elif name == "jsonl":
-        stream = stream_jsonl(every_line, column_map)
+        stream = stream_jsonl(every_line, options=options, column_map=column_map)
     else:
         delimiter = "," if name == "csv" else "\t"
         stream = stream_table(
@@ -477,6 +516,7 @@ def open_records(
             name=name,
             detected=detected,
             columns=None if header else columns,
+            options=options,
             column_map=column_map,
         )
     stream.lines = lines

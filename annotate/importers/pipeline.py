@@ -23,6 +23,7 @@ from django.conf import settings
 from django.db import IntegrityError, transaction
 
 from annotate.importers.formats import ParsedFile, RecordStream, open_records, stream_mappings
+from annotate.importers.options import NO_OPTIONS, ImportOptions
 from annotate.importers.problems import MAX_PROBLEMS_KEPT, ImportProblem, ImportRefused, ImportReport
 from annotate.importers.validation import (
     DuplicateTracker,
@@ -52,6 +53,7 @@ def import_records(
     max_length: int | None = None,
     origin: str = "",
     dry_run: bool = False,
+    options: ImportOptions = NO_OPTIONS,
 ) -> ImportReport:
     """Store pairs given as mappings with the canonical fields, all or nothing.
 
@@ -60,9 +62,12 @@ def import_records(
     ``training_position``, ``expected_label`` and ``explanation``. Unknown keys are ignored and
     listed in the report. A problem's ``line`` is the 1-based position of the record. Raises
     :class:`ImportRefused` with every problem when any record is invalid; then nothing is stored.
+    ``options`` say where the gold is (see :class:`~annotate.importers.options.ImportOptions`).
     """
-    stream = stream_mappings(((number, record) for number, record in enumerate(records, start=1)), format_name)
-    return _store(campaign, stream, max_length=max_length, origin=origin, dry_run=dry_run)
+    stream = stream_mappings(
+        ((number, record) for number, record in enumerate(records, start=1)), format_name, options=options
+    )
+    return _store(campaign, stream, max_length=max_length, origin=origin, dry_run=dry_run, options=options)
 
 
 def import_file(
@@ -75,6 +80,7 @@ def import_file(
     dry_run: bool = False,
     header: bool = True,
     columns: Sequence[str] | None = None,
+    options: ImportOptions = NO_OPTIONS,
     column_map: Mapping[str, str] | None = None,
 ) -> ImportReport:
     """Import a CSV, TSV or JSONL file (a path or an open file) into ``campaign``, all or nothing.
@@ -85,22 +91,36 @@ def import_file(
     ``settings.PARAEVAL_MAX_SENTENCE_LENGTH``. ``dry_run`` validates (database checks
     included) and stores nothing. ``header=False`` reads a file without a header line (PAWS or
     MRPC columns, or the ``columns`` given for CSV / TSV). The file is read line by line, never
-    whole. ``column_map`` names the pair field of a CSV / TSV column or JSONL key (``""``:
-    ignore it). Raises :class:`ImportRefused` listing every problem.
+    whole. ``options`` say where the gold is, or give the whole file one gold label; a
+    label-like column left unread is a warning of the report (a refusal with ``options.strict``).
+    ``column_map`` names the pair field of a CSV / TSV column or JSONL key (``""``: ignore it).
+    Raises :class:`ImportRefused` listing every problem.
     """
     if not isinstance(path_or_file, str | os.PathLike):
         filename = str(getattr(path_or_file, "name", "") or "")
         stream = open_records(
-            path_or_file, format=format, filename=filename, header=header, columns=columns, column_map=column_map
+            path_or_file,
+            format=format,
+            filename=filename,
+            header=header,
+            columns=columns,
+            options=options,
+            column_map=column_map,
         )
-        return _store(campaign, stream, max_length=max_length, origin=origin, dry_run=dry_run)
+        return _store(campaign, stream, max_length=max_length, origin=origin, dry_run=dry_run, options=options)
     path = Path(path_or_file)
     try:
         with path.open("rb") as handle:
             stream = open_records(
-                handle, format=format, filename=path.name, header=header, columns=columns, column_map=column_map
+                handle,
+                format=format,
+                filename=path.name,
+                header=header,
+                columns=columns,
+                options=options,
+                column_map=column_map,
             )
-            return _store(campaign, stream, max_length=max_length, origin=origin, dry_run=dry_run)
+            return _store(campaign, stream, max_length=max_length, origin=origin, dry_run=dry_run, options=options)
     except OSError as error:
         raise ImportRefused([ImportProblem(None, None, f"cannot read {path}: {error.strerror}")]) from None
 
@@ -152,12 +172,14 @@ class _Tally:
     created: int = 0
     training: int = 0
     checks: int = 0
-    # Pairs per system name (bounded: a file of free-text names would otherwise grow it per pair)
-    # and per gold label, for the summary of the staff upload page.
+    # Pairs per system name, for the summary of the staff upload page (bounded: a file of
+    # free-text names would otherwise grow it by a pair).
     systems: dict[str, int] = field(default_factory=dict)
-    gold_labels: dict[str, int] = field(default_factory=lambda: {"paraphrase": 0, "not paraphrase": 0, "none": 0})
     with_ids: int = 0
     id_clashes: int = 0
+    paraphrases: int = 0  # pairs stored with gold label paraphrase
+    non_paraphrases: int = 0
+    graded: int = 0  # pairs stored with a graded gold score
     # 64-bit hashes of (source, hypothesis), 8 bytes a pair, not the texts nor a set of Python
     # ints (~90 bytes a pair): the note on repeated pairs must not cost the file's size in
     # memory. A hash collision would only miscount that note.
@@ -169,8 +191,9 @@ class _Tally:
         self.checks += draft.is_check
         if draft.system in self.systems or len(self.systems) < MAX_SYSTEMS_COUNTED:
             self.systems[draft.system] = self.systems.get(draft.system, 0) + 1
-        gold = "none" if draft.gold_label is None else "paraphrase" if draft.gold_label else "not paraphrase"
-        self.gold_labels[gold] += 1
+        self.paraphrases += draft.gold_label is True
+        self.non_paraphrases += draft.gold_label is False
+        self.graded += draft.gold_score is not None
         self.text_hashes.append(hash((draft.source, draft.hypothesis)))
 
     def repeated(self) -> int:
@@ -199,7 +222,13 @@ def _insert(batch: list[Pair]) -> list[int]:
 
 
 def _store(
-    campaign: Campaign, stream: RecordStream, *, max_length: int | None, origin: str, dry_run: bool
+    campaign: Campaign,
+    stream: RecordStream,
+    *,
+    max_length: int | None,
+    origin: str,
+    dry_run: bool,
+    options: ImportOptions = NO_OPTIONS,
 ) -> ImportReport:
     if campaign.pk is None:
         raise ValueError("the campaign must be saved before pairs are imported into it")
@@ -231,7 +260,11 @@ def _store(
                 problems.extend((item,))
                 continue
             tally.records += 1
-            draft, found = clean_record(item, default_origin=default_origin, max_length=max_length)
+            item, found = options.apply(item)
+            if not found:
+                draft, found = clean_record(item, default_origin=default_origin, max_length=max_length)
+            else:
+                draft = None
             key = record_key(item)
             found.extend(duplicates.check(key))
             clashes = campaign_problems(
@@ -265,6 +298,9 @@ def _store(
                     )
                 ]
             )
+        warnings = options.warnings(stream.ignored_columns)
+        if options.strict and warnings:
+            problems.extend(ImportProblem(None, None, f"{warning} (strict import)") for warning in warnings)
         if problems.count:
             raise problems.refusal()
         if batch:
@@ -273,6 +309,12 @@ def _store(
         if repeats := tally.repeated():
             repeated = "1 pair repeats" if repeats == 1 else f"{repeats:,} pairs repeat"
             notes.append(f"{repeated} the texts of an earlier pair in the file (stored anyway)")
+        if tally.created and not (tally.paraphrases or tally.non_paraphrases or tally.graded):
+            notes.append(
+                "no pair has a gold label or a graded score: if the file has them, name the gold column "
+                "(with a value mapping for coded values); a file of paraphrases by construction can be "
+                "given the constant gold label paraphrase"
+            )
         pair_ids = stored_ids.tolist()
         del stored_ids
         report = ImportReport(
@@ -284,9 +326,12 @@ def _store(
             paraeval_export=stream.paraeval_export,
             dry_run=dry_run,
             notes=notes,
+            warnings=warnings,
+            gold_paraphrases=tally.paraphrases,
+            gold_non_paraphrases=tally.non_paraphrases,
+            gold_scores=tally.graded,
             checks=tally.checks,
             systems={name: count for name, count in tally.systems.items() if name},
-            gold_labels=dict(tally.gold_labels),
         )
         if pair_ids:
             announce_pairs_created(pair_ids)

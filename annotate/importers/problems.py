@@ -75,9 +75,21 @@ class ImportReport:
     paraeval_export: bool = False  # the file was a ParaEval pair-level export (cells restored)
     dry_run: bool = False  # validated only: nothing was stored
     notes: list[str] = field(default_factory=list)  # things worth saying that are not problems
+    # Label-like columns that were present and not read (a refusal instead with a strict import).
+    warnings: list[str] = field(default_factory=list)
+    gold_paraphrases: int = 0  # pairs stored with the gold label paraphrase
+    gold_non_paraphrases: int = 0  # ... with the gold label non-paraphrase
+    gold_scores: int = 0  # ... with a graded gold score
     checks: int = 0  # attention-check pairs among ``created``
     systems: dict[str, int] = field(default_factory=dict)  # pairs per named system
-    gold_labels: dict[str, int] = field(default_factory=dict)  # pairs per gold label: paraphrase, not paraphrase, none
+
+    def gold_summary(self) -> str:
+        """The gold the stored pairs carry, in words."""
+        labelled = self.gold_paraphrases + self.gold_non_paraphrases
+        return (
+            f"{labelled:,} labelled ({self.gold_paraphrases:,} paraphrase, "
+            f"{self.gold_non_paraphrases:,} non-paraphrase), {self.gold_scores:,} with a graded score"
+        )
 
     def describe(self, campaign: str) -> list[str]:
         """Lines that tell a person what was imported (printed by the commands)."""
@@ -89,5 +101,7 @@ class ImportReport:
             f"  training pairs: {self.training:,}",
             f"  ignored columns: {', '.join(self.ignored_columns) if self.ignored_columns else 'none'}",
         ]
+        lines.append(f"  gold: {self.gold_summary()}")
         lines.extend(f"  note: {note}" for note in self.notes)
+        lines.extend(f"  warning: {warning}" for warning in self.warnings)
         return lines

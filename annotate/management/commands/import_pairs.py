@@ -9,8 +9,8 @@ from django.core.management.base import BaseCommand, CommandError, CommandParser
 from django.core.validators import slug_re
 from django.db import transaction
 
-from annotate.importers import FORMAT_CHOICES, ImportRefused, import_file
-from annotate.importers.formats import ImportOptionError
+from annotate.importers import FORMAT_CHOICES, ImportOptionError, ImportOptions, ImportRefused, import_file
+from annotate.importers.options import GOLD_AS_CHOICES, GOLD_CONSTANT_CHOICES, GOLD_MAP_HELP, parse_gold_map
 from annotate.importers.problems import format_problems
 from annotate.models import Campaign
 
@@ -58,6 +58,39 @@ class Command(BaseCommand):
             default=None,
             help="Comma-separated column names of a file without a header, e.g. id,source,hypothesis,label,system.",
         )
+        parser.add_argument(
+            "--gold-column",
+            default="",
+            help="The column (or JSON key) that holds the gold label, whatever its name, "
+            "e.g. 'Human Annotation - Consensus'.",
+        )
+        parser.add_argument(
+            "--gold-as",
+            choices=GOLD_AS_CHOICES,
+            default="label",
+            help="Read the gold column as a binary label (default) or as a graded score.",
+        )
+        parser.add_argument(
+            "--gold-map",
+            default="",
+            help=f"How the gold column's values read: {GOLD_MAP_HELP}. A value it does not name refuses the file.",
+        )
+        parser.add_argument(
+            "--gold-constant",
+            choices=GOLD_CONSTANT_CHOICES,
+            default="",
+            help="Give every pair of the file this gold label (e.g. a file of paraphrases by construction).",
+        )
+        parser.add_argument(
+            "--ignore-columns",
+            default="",
+            help="Comma-separated columns you mean to ignore: no warning that they look like labels.",
+        )
+        parser.add_argument(
+            "--strict",
+            action="store_true",
+            help="Refuse the file (nothing stored) when a column that looks like a label would be ignored.",
+        )
 
     def handle(self, *args: Any, **options: Any) -> None:
         slug: str = options["campaign"]
@@ -71,6 +104,17 @@ class Command(BaseCommand):
             raise CommandError("--columns is only used with --no-header (a file with a header names its columns)")
         source = sys.stdin.buffer if options["file"] == "-" else options["file"]
         try:
+            import_options = ImportOptions(
+                gold_column=options["gold_column"].strip(),
+                gold_as=options["gold_as"],
+                gold_map=parse_gold_map(options["gold_map"]) if options["gold_map"].strip() else {},
+                gold_constant=options["gold_constant"],
+                ignore_columns=tuple(name.strip() for name in options["ignore_columns"].split(",") if name.strip()),
+                strict=options["strict"],
+            )
+        except ImportOptionError as error:
+            raise CommandError(str(error)) from None
+        try:
             # One transaction: a campaign made by --create disappears again if the file is refused.
             with transaction.atomic():
                 campaign, created = self._campaign(slug, create=options["create"], name=options["name"])
@@ -83,6 +127,7 @@ class Command(BaseCommand):
                     dry_run=options["dry_run"],
                     header=not options["no_header"],
                     columns=columns,
+                    options=import_options,
                 )
                 if options["dry_run"]:
                     transaction.set_rollback(True)

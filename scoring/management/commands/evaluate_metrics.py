@@ -76,8 +76,27 @@ class Command(BaseCommand):
             "honesty, ties, systems, human ceiling and calibration (computed here, may take seconds).",
         )
 
+        parser.add_argument(
+            "--paraphrasus",
+            action="store_true",
+            help="Print only the PARAPHRASUS table: each metric's error rate per corpus, per objective "
+            "(classify, minimise, maximise) and overall, at one threshold. Set the corpora's objectives "
+            "with manage.py corpus_objective.",
+        )
+        parser.add_argument(
+            "--fit-on",
+            default=None,
+            help="With --paraphrasus: the corpus (origin) whose labels fit the threshold of metrics without a "
+            "natural one (default: the classify corpus with the most labelled pairs).",
+        )
+
     def handle(self, *args: Any, **options: Any) -> None:
         campaign = self._campaign(options["campaign"])
+        if options["fit_on"] and not options["paraphrasus"]:
+            raise CommandError("--fit-on is only used with --paraphrasus")
+        if options["paraphrasus"]:
+            self._paraphrasus(campaign, options)
+            return
         pair_ids = self._pair_ids(campaign, options["ids"], options["ids_file"])
         try:
             report = campaign_report(
@@ -106,6 +125,30 @@ class Command(BaseCommand):
         if options["meta"]:
             tables += self._meta_tables(campaign, report, options, wanted, pair_ids)
         self.stdout.write(render(tables, options["format"], self._preamble(report)), ending="")
+
+    def _paraphrasus(self, campaign: Campaign, options: dict[str, Any]) -> None:
+        from scoring.analysis.paraphrasus_service import ObjectiveError, campaign_paraphrasus, paraphrasus_table
+
+        ignored = [
+            name for name in ("origin", "ids", "ids_file", "english_level", "date_from", "date_to") if options[name]
+        ]
+        if ignored or options["meta"] or options["exclude_flagged"] or options["gold"] != "volunteers":
+            raise CommandError(
+                "--paraphrasus uses every pair of the corpora with an objective and their imported gold labels: "
+                "it takes only --metrics, --fit-on and --format"
+            )
+        wanted = [name.strip() for name in options["metrics"].split(",") if name.strip()]
+        try:
+            report = campaign_paraphrasus(campaign, fit_on=options["fit_on"], metrics=wanted)
+        except ObjectiveError as error:
+            raise CommandError(str(error)) from None
+        if not report.result.corpora:
+            raise CommandError(
+                f"no corpus of campaign {campaign.slug!r} has an objective: set them with "
+                f"manage.py corpus_objective --campaign {campaign.slug} ORIGIN=classify|minimise|maximise ..."
+            )
+        preamble = f"# {campaign.name} ({campaign.slug}): PARAPHRASUS objectives\n"
+        self.stdout.write(render([paraphrasus_table(report)], options["format"], preamble), ending="")
 
     @staticmethod
     def _only(report: dict[str, Any], wanted: list[str]) -> dict[str, Any]:
