@@ -17,7 +17,7 @@ from django.shortcuts import get_object_or_404, redirect, render
 from django.views.decorators.cache import never_cache
 from django.views.decorators.http import require_GET, require_http_methods, require_POST
 
-from annotate import definitions
+from annotate import definitions, progress
 from annotate.campaign_forms import CampaignSettingsForm
 from annotate.models import Campaign, Pair
 from paraeval.hub import volunteer_link
@@ -36,6 +36,7 @@ def _page(request: HttpRequest, form: CampaignSettingsForm, campaign: Campaign |
             pairs=pairs.filter(is_training=False, is_check=False).count(),
             volunteer_link=volunteer_link(campaign.slug),
             public=campaign.slug == settings.PARAEVAL_PUBLIC_CAMPAIGN,
+            progress=progress.campaign_progress(campaign),
         )
     status = 400 if form.errors or extra.get("clone_problems") or extra.get("definition_problems") else 200
     return render(request, "staff/campaign_settings.html", context, status=status)

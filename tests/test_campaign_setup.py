@@ -178,3 +178,49 @@ def test_a_new_campaign_leads_to_the_upload(staff_client: Client) -> None:
     assert response.status_code == 302
     assert response["Location"] == "/staff/campaigns/mine/upload/"
     assert Campaign.objects.get(slug="mine").judges_per_pair == 2
+
+
+def test_progress_counts_judgements_against_targets(staff_client: Client) -> None:
+    import datetime
+
+    from django.utils import timezone
+
+    from annotate.models import Assignment
+    from annotate.progress import campaign_progress
+
+    campaign = make_campaign(slug="prog", judges_per_pair=2, quota=3)
+    make_training_pairs(campaign, 1)
+    make_pair(campaign, is_check=True, expected_label="same_meaning")
+    pairs = [make_pair(campaign, external_id=f"q{i}") for i in range(5)]
+    volunteers = [make_volunteer(campaign) for _ in range(3)]
+    now = timezone.now()
+    # Pair 0: three answers (one beyond its target of 2); pair 1: one, two hours ago; pair 2: one.
+    for volunteer in volunteers:
+        make_judgement(pair=pairs[0], volunteer=volunteer)
+    old = make_judgement(pair=pairs[1], volunteer=volunteers[0])
+    type(old).objects.filter(pk=old.pk).update(answered_at=now - datetime.timedelta(hours=2))
+    make_judgement(pair=pairs[2], volunteer=volunteers[1])
+    Pair.objects.filter(pk=pairs[0].pk).update(judgement_count=3)
+    Pair.objects.filter(pk__in=[pairs[1].pk, pairs[2].pk]).update(judgement_count=1)
+    Assignment.objects.create(
+        volunteer=volunteers[2], pair=pairs[3], source_on_top=True, expires_at=now + datetime.timedelta(minutes=5)
+    )
+    Assignment.objects.create(
+        volunteer=volunteers[2], pair=pairs[4], source_on_top=True, expires_at=now - datetime.timedelta(minutes=5)
+    )
+    result = campaign_progress(campaign, now=now)
+    # Target 10; counted 2 + 1 + 1 = 4; missing 10 - 4 - 1 reserved = 5 -> 2 places of 3 pairs.
+    assert (result.pairs, result.target, result.judged, result.pairs_lacking) == (5, 10, 4, 4)
+    assert (result.reserved_now, result.places_left, result.last_hour, result.state) == (1, 2, 4, "open")
+    assert result.hours_left == pytest.approx(6 / 4)
+    page = staff_client.get("/staff/campaigns/prog/settings/").content.decode()
+    assert "4 of 10 judgements (40%)" in page
+    assert '<dd data-count="eta">1.5 h at this rate</dd>' in page
+    campaign.is_open = False
+    campaign.save()
+    assert campaign_progress(campaign, now=now).state == "closed"
+    campaign.is_open = True
+    campaign.save()
+    Pair.objects.filter(campaign=campaign, is_training=False, is_check=False).update(judgement_count=2)
+    done = campaign_progress(campaign, now=now)
+    assert (done.judged, done.places_left, done.state) == (10, 0, "full")
