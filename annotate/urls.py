@@ -2,7 +2,7 @@
 
 from django.urls import path
 
-from annotate import campaign_views, staff, upload_views, views
+from annotate import campaign_views, pair_views, staff, upload_views, views
 
 app_name = "annotate"
 
@@ -28,6 +28,8 @@ urlpatterns = [
         campaign_views.definition_file,
         name="staff-campaign-definition",
     ),
+    path("staff/campaigns/<slug:slug>/pairs/", pair_views.pair_list, name="staff-pairs"),
+    path("staff/campaigns/<slug:slug>/pairs/<int:pair_id>/", pair_views.pair_page, name="staff-pair"),
     path("staff/campaigns/<slug:slug>/upload/", upload_views.upload, name="staff-upload"),
     path("staff/campaigns/<slug:slug>/upload/<int:upload_id>/", upload_views.detail, name="staff-upload-detail"),
     path(

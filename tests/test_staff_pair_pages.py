@@ -1,0 +1,70 @@
+"""The staff page of a pair (sentences, every judgement, every score, gold) and a campaign's
+searchable list of pairs."""
+
+from __future__ import annotations
+
+import datetime
+
+import pytest
+from django.contrib.auth import get_user_model
+from django.test import Client
+
+from annotate.exports.pseudonyms import volunteer_pseudonym
+from annotate.models import Judgement
+from tests.builders import make_campaign, make_judgement, make_metric_config, make_pair, make_score, make_volunteer
+
+pytestmark = pytest.mark.django_db
+
+
+@pytest.fixture
+def staff_client() -> Client:
+    user = get_user_model().objects.create_user("inspector", password="x", is_staff=True, is_superuser=True)
+    client = Client()
+    client.force_login(user)
+    return client
+
+
+def test_the_pair_page_shows_every_judgement_score_and_the_gold(staff_client: Client) -> None:
+    campaign = make_campaign(slug="look", exclude_failed_checks=None)
+    pair = make_pair(campaign, external_id="x1", source="The cat sat.", hypothesis="The dog sat.", gold_label=True)
+    kept, flagged = make_volunteer(campaign), make_volunteer(campaign, exclusion_override="exclude")
+    for volunteer, label, seconds, position in [(kept, "same_meaning", 4.5, 7), (flagged, "very_different", 12.0, 3)]:
+        judgement = make_judgement(pair=pair, volunteer=volunteer, label=label)
+        Judgement.objects.filter(pk=judgement.pk).update(
+            shown_at=judgement.answered_at - datetime.timedelta(seconds=seconds), position=position
+        )
+    make_score(pair, make_metric_config("lev", label="lev[words]"), 0.25)
+    page = staff_client.get(f"/staff/campaigns/look/pairs/{pair.pk}/").content.decode()
+    assert '<mark class="diff">cat</mark>' in page and '<mark class="diff">dog</mark>' in page
+    assert '<dd data-fact="gold">paraphrase</dd>' in page
+    assert "2 judgements" in page
+    for volunteer, seconds, position, excluded in [(kept, "4.5", "7", "no"), (flagged, "12.0", "3", "excluded")]:
+        assert f"<code>{volunteer_pseudonym(volunteer.token)}</code>" in page
+        assert f'<td class="num" data-label="Time taken:">{seconds} s</td>' in page
+        assert f'<td class="num" data-label="Position:">{position}</td>' in page
+        assert f'<td data-label="Excluded:">{excluded}</td>' in page
+    assert '<th scope="row"><code>lev[words]</code></th><td class="num" data-label="Score:">0.2500</td>' in page
+    assert volunteer.token not in page
+    assert staff_client.get(f"/staff/campaigns/other/pairs/{pair.pk}/").status_code == 404
+    # The admin's "View on site" leads here.
+    response = staff_client.get(f"/admin/annotate/pair/{pair.pk}/change/")
+    assert f'href="/staff/campaigns/look/pairs/{pair.pk}/"' in response.content.decode()
+
+
+def test_the_pair_list_searches_text_origin_and_system(staff_client: Client) -> None:
+    campaign = make_campaign(slug="many")
+    agreed = make_pair(
+        campaign, external_id="a", source="Cats purr.", hypothesis="Cats hum.", origin="mrpc", system="s1"
+    )
+    make_pair(campaign, external_id="b", source="Dogs bark.", hypothesis="Dogs yap.", origin="paws", system="s2")
+    for label in ("same_meaning", "same_meaning", "very_different"):
+        make_judgement(pair=agreed, volunteer=make_volunteer(campaign), label=label)
+    page = staff_client.get("/staff/campaigns/many/pairs/?q=purr").content.decode()
+    assert "1 pair." in page
+    assert f'<a href="/staff/campaigns/many/pairs/{agreed.pk}/">a</a>' in page
+    assert '<td class="num" data-label="Agreement:">67%</td>' in page
+    assert "Dogs bark." not in page
+    assert "Dogs bark." in staff_client.get("/staff/campaigns/many/pairs/?origin=paws").content.decode()
+    assert "2 pairs." in staff_client.get("/staff/campaigns/many/pairs/").content.decode()
+    assert "0 pairs." in staff_client.get("/staff/campaigns/many/pairs/?system=s1&origin=paws").content.decode()
+    assert staff_client.get("/staff/campaigns/many/pairs/?page=abc").status_code == 200
