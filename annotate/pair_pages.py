@@ -139,3 +139,75 @@ def pair_rows(pairs: list[Pair]) -> list[PairRow]:
             )
         )
     return rows
+
+
+@dataclass(frozen=True)
+class Disagreement:
+    """A pair where a metric and the volunteers disagree most: a paraphrase the metric ranks
+    low, or a non-paraphrase it ranks high."""
+
+    pk: int
+    external_id: str
+    source: str
+    hypothesis: str
+    volunteers: str  # "paraphrase" or "not paraphrase" (the majority of the binary reading)
+    score: float
+    rank: float  # the score's place among the campaign's scored pairs, 0 (lowest) to 1 (highest)
+    disagreement: float  # 1 - rank for a paraphrase, rank for a non-paraphrase
+
+
+def worst_disagreements(campaign: Campaign, config_id: int, limit: int = 20) -> list[Disagreement]:
+    """The ``limit`` corpus pairs whose score under configuration ``config_id`` disagrees most
+    with the volunteers' binary verdict, by the score's rank (so any metric's scale will do).
+
+    Pairs without a volunteer verdict (no judgement, a tie, only Don't know) or without a score
+    are left out; ties of scores share their mean rank.
+    """
+    from annotate.aggregation import verdict
+
+    rows_of_scores = Score.objects.filter(
+        value__isnull=False,
+        metric_config_id=config_id,
+        status=Score.Status.DONE,
+        pair__campaign=campaign,
+        pair__is_training=False,
+        pair__is_check=False,
+    ).values_list("pair_id", "value")
+    scores: dict[int, float] = {pair_id: float(value) for pair_id, value in rows_of_scores if value is not None}
+    labels: dict[int, list[str]] = {}
+    rows = Judgement.objects.filter(pair_id__in=list(scores), is_training=False, is_check=False)
+    for pair_id, label in rows.values_list("pair_id", "label"):
+        labels.setdefault(pair_id, []).append(label)
+    verdicts = {pair_id: verdict(given).is_paraphrase for pair_id, given in labels.items()}
+    judged = {pair_id: value for pair_id, value in verdicts.items() if value is not None}
+    if not judged:
+        return []
+    ordered = sorted(scores.items(), key=lambda item: item[1])
+    ranks: dict[int, float] = {}
+    position = 0
+    while position < len(ordered):  # mean rank of equal scores
+        end = position
+        while end + 1 < len(ordered) and ordered[end + 1][1] == ordered[position][1]:
+            end += 1
+        mean = (position + end) / 2 / max(1, len(ordered) - 1)
+        for index in range(position, end + 1):
+            ranks[ordered[index][0]] = mean
+        position = end + 1
+    found = sorted(
+        ((1 - ranks[pk] if paraphrase else ranks[pk], pk) for pk, paraphrase in judged.items()),
+        key=lambda item: (-item[0], item[1]),
+    )[:limit]
+    pairs = Pair.objects.in_bulk([pk for _, pk in found])
+    return [
+        Disagreement(
+            pk,
+            pairs[pk].external_id,
+            pairs[pk].source,
+            pairs[pk].hypothesis,
+            "paraphrase" if judged[pk] else "not paraphrase",
+            scores[pk],
+            ranks[pk],
+            value,
+        )
+        for value, pk in found
+    ]

@@ -12,6 +12,7 @@ from django.views.decorators.http import require_GET
 
 from annotate import pair_pages
 from annotate.models import Campaign, Pair
+from scoring.models import MetricConfig
 
 
 @never_cache
@@ -36,6 +37,14 @@ def pair_list(request: HttpRequest, slug: str) -> HttpResponse:
     pairs = pair_pages.search(campaign, query, origin, system)
     page = Paginator(pairs, pair_pages.PAGE_SIZE).get_page(request.GET.get("page"))
     facets = Pair.objects.filter(campaign=campaign)
+    configs = list(
+        MetricConfig.objects.filter(scores__pair__campaign=campaign)
+        .distinct()
+        .order_by("label")
+        .values_list("pk", "label")
+    )
+    metric = request.GET.get("metric", "")
+    chosen = next((pk for pk, _ in configs if str(pk) == metric), None)
     context = {
         "campaign": campaign,
         "page": page,
@@ -45,5 +54,8 @@ def pair_list(request: HttpRequest, slug: str) -> HttpResponse:
         "system": system,
         "origins": sorted(set(facets.exclude(origin="").values_list("origin", flat=True))),
         "systems": sorted(set(facets.exclude(system="").values_list("system", flat=True))),
+        "configs": configs,
+        "metric": chosen,
+        "disagreements": pair_pages.worst_disagreements(campaign, chosen) if chosen is not None else [],
     }
     return render(request, "staff/pairs.html", context)

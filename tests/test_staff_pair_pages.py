@@ -68,3 +68,36 @@ def test_the_pair_list_searches_text_origin_and_system(staff_client: Client) -> 
     assert "2 pairs." in staff_client.get("/staff/campaigns/many/pairs/").content.decode()
     assert "0 pairs." in staff_client.get("/staff/campaigns/many/pairs/?system=s1&origin=paws").content.decode()
     assert staff_client.get("/staff/campaigns/many/pairs/?page=abc").status_code == 200
+
+
+def test_a_metrics_worst_disagreements_are_listed_with_links(staff_client: Client) -> None:
+    from annotate.pair_pages import worst_disagreements
+
+    campaign = make_campaign(slug="worst")
+    config = make_metric_config("lev", label="lev[words]")
+    # (score, volunteers' answers): the metric ranks p4 (a paraphrase) lowest and p1 (not) highest.
+    cases = {
+        "p1": (0.9, ["very_different", "slightly_similar"]),
+        "p2": (0.7, ["same_meaning", "same_meaning"]),
+        "p3": (0.5, ["very_different", "very_different"]),
+        "p4": (0.1, ["same_meaning", "mostly_similar"]),
+        "p5": (0.3, ["dont_know"]),  # no verdict: left out
+    }
+    pairs = {}
+    for name, (score, answers) in cases.items():
+        pairs[name] = make_pair(campaign, external_id=name)
+        make_score(pairs[name], config, score)
+        for answer in answers:
+            make_judgement(pair=pairs[name], volunteer=make_volunteer(campaign), label=answer)
+    found = worst_disagreements(campaign, config.pk)
+    # Ranks among the 5 scored pairs: 0.1 -> 0, 0.3 -> .25, 0.5 -> .5, 0.7 -> .75, 0.9 -> 1.
+    assert [(row.external_id, row.volunteers, row.rank, row.disagreement) for row in found] == [
+        ("p1", "not paraphrase", 1.0, 1.0),
+        ("p4", "paraphrase", 0.0, 1.0),
+        ("p3", "not paraphrase", 0.5, 0.5),
+        ("p2", "paraphrase", 0.75, 0.25),
+    ]
+    page = staff_client.get(f"/staff/campaigns/worst/pairs/?metric={config.pk}").content.decode()
+    assert f'<a href="/staff/campaigns/worst/pairs/{pairs["p1"].pk}/">p1</a>' in page
+    assert '<td class="num" data-label="Rank:">1.00</td>' in page
+    assert staff_client.get("/staff/campaigns/worst/pairs/?metric=999999").status_code == 200
