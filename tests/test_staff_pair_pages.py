@@ -101,3 +101,9 @@ def test_a_metrics_worst_disagreements_are_listed_with_links(staff_client: Clien
     assert f'<a href="/staff/campaigns/worst/pairs/{pairs["p1"].pk}/">p1</a>' in page
     assert '<td class="num" data-label="Rank:">1.00</td>' in page
     assert staff_client.get("/staff/campaigns/worst/pairs/?metric=999999").status_code == 200
+
+
+def test_the_dashboard_leads_to_the_pair_list(staff_client: Client) -> None:
+    make_campaign(slug="dash", name="Dash")
+    page = staff_client.get("/staff/dashboard/?campaign=dash").content.decode()
+    assert '<a href="/staff/campaigns/dash/pairs/">pairs of Dash</a>' in page
