@@ -89,7 +89,12 @@ def upload(request: HttpRequest, slug: str) -> HttpResponse:
     if request.method == "POST":
         # Before anything reads the body: every file goes to disk, however small.
         request.upload_handlers = [DiskUploadHandler(request)]
-        return _receive(request, campaign)
+        response = _receive(request, campaign)
+        if response.status_code == 403:  # refused by the CSRF check once the file was on disk
+            for received in request.FILES.values():
+                if isinstance(received, DiskFile):
+                    received.path.unlink(missing_ok=True)
+        return response
     recent = PairUpload.objects.filter(campaign=campaign).order_by("-created_at")[:10]
     return render(request, "staff/upload.html", _form_context(campaign, recent))
 

@@ -318,3 +318,14 @@ def test_the_gold_options_of_the_importer_apply_to_the_preview_and_the_import(
     response = staff_client.post(f"/staff/campaigns/own/upload/{other.pk}/", {"format": "auto", "gold_map": "1"})
     assert response.status_code == 400
     assert "&#x27;1&#x27; is not VALUE=TARGET" in response.content.decode()
+
+
+def test_the_upload_checks_the_csrf_token(staff_client: Client) -> None:
+    """The view sets its upload handler before the body is read, then checks the token itself."""
+    make_campaign(slug="own")
+    guarded = Client(enforce_csrf_checks=True)
+    guarded.force_login(get_user_model().objects.get(username="uploader"))
+    upload = SimpleUploadedFile("pairs.csv", (CSV_HEADER + GOOD_ROWS[0]).encode())
+    assert guarded.post("/staff/campaigns/own/upload/", {"file": upload, "format": "auto"}).status_code == 403
+    assert PairUpload.objects.count() == 0
+    assert list(uploads.upload_dir().glob("*.upload")) == []  # nothing left on disk either
