@@ -165,6 +165,7 @@ def detail(request: HttpRequest, slug: str, upload_id: int) -> HttpResponse:
         if not errors:
             return redirect("annotate:staff-upload-detail", slug=slug, upload_id=job.pk)
     preview = uploads.preview(job) if job.state != "imported" else None
+    progress = uploads.read_progress(job)
     checked = job.checked_map == uploads.checked_map(job)
     context = {
         "campaign": job.campaign,
@@ -172,7 +173,10 @@ def detail(request: HttpRequest, slug: str, upload_id: int) -> HttpResponse:
         "preview": preview,
         "errors": errors,
         "running": job.state in RUNNING_STATES,
-        "progress": uploads.read_progress(job),
+        "progress": progress,
+        "no_worker_yet": job.state in RUNNING_STATES
+        and progress.read == 0
+        and progress.age_seconds > uploads.WAITING_HINT_SECONDS,
         "summary": uploads.report_lines(job.report) if job.report else [],
         "checked": checked and job.state == "checked",
         "fields": list(uploads.FIELD_LABELS.items()),

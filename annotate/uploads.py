@@ -48,6 +48,8 @@ PREVIEW_ROWS = 10
 # Objects of a JSONL file read for its keys (a key first seen later is still read by its name).
 JSONL_KEY_SAMPLE = 50
 PROGRESS_INTERVAL_SECONDS = 0.5
+# A queued task nobody has started after this long: the page asks whether a worker runs.
+WAITING_HINT_SECONDS = 30
 FORMATS = ("auto", "csv", "tsv", "jsonl", "mrpc", "paws", "stsb")
 MAPPABLE_FORMATS = ("csv", "tsv", "jsonl")
 CHECK, IMPORT = "check", "import"
@@ -365,6 +367,7 @@ class Progress:
     read: int
     total: int
     finished: bool = False
+    age_seconds: float = 0.0  # since the progress was last written
 
     @property
     def percent(self) -> int:
@@ -377,15 +380,19 @@ def write_progress(upload: PairUpload, progress: Progress) -> None:
     """Replace the progress file at once (readers never see half of it)."""
     target = progress_path(upload)
     temporary = target.with_suffix(f".{os.getpid()}.tmp")
-    temporary.write_text(json.dumps(asdict(progress)))
+    data = asdict(progress)
+    del data["age_seconds"]  # the file's own time says it
+    temporary.write_text(json.dumps(data))
     os.replace(temporary, target)
 
 
 def read_progress(upload: PairUpload) -> Progress:
     """The last progress the task wrote (nothing read yet when there is none)."""
     try:
-        data = json.loads(progress_path(upload).read_text())
-        return Progress(str(data["phase"]), int(data["read"]), int(data["total"]), bool(data["finished"]))
+        path = progress_path(upload)
+        data = json.loads(path.read_text())
+        age = max(0.0, time.time() - path.stat().st_mtime)
+        return Progress(str(data["phase"]), int(data["read"]), int(data["total"]), bool(data["finished"]), age)
     except (OSError, ValueError, KeyError, TypeError):
         return Progress("", 0, upload.size)
 

@@ -329,3 +329,20 @@ def test_the_upload_checks_the_csrf_token(staff_client: Client) -> None:
     assert guarded.post("/staff/campaigns/own/upload/", {"file": upload, "format": "auto"}).status_code == 403
     assert PairUpload.objects.count() == 0
     assert list(uploads.upload_dir().glob("*.upload")) == []  # nothing left on disk either
+
+
+def test_a_task_nobody_starts_gets_a_hint(staff_client: Client) -> None:
+    import os
+    import time
+
+    make_campaign(slug="own")
+    post_file(staff_client, "own", CSV_HEADER + GOOD_ROWS[0])
+    job = PairUpload.objects.get()
+    job.state = "check_queued"
+    job.save()
+    uploads.write_progress(job, uploads.Progress("check", 0, job.size))
+    assert 'id="no-worker"' not in staff_client.get(f"/staff/campaigns/own/upload/{job.pk}/").content.decode()
+    old = time.time() - 60
+    os.utime(uploads.progress_path(job), (old, old))
+    page = staff_client.get(f"/staff/campaigns/own/upload/{job.pk}/").content.decode()
+    assert "No worker has started this task yet." in page
