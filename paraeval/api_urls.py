@@ -12,6 +12,7 @@ from rest_framework.routers import DefaultRouter
 
 from annotate.api.views import CampaignExportView, CampaignViewSet, JudgementViewSet, PairViewSet
 from paraeval.views import RedocDocsView, SwaggerDocsView
+from scoring.api.paraphrasus_views import CampaignObjectivesView, CampaignParaphrasusView
 from scoring.api.views import CampaignMetaEvaluationView, CampaignReportView, MetricConfigViewSet, ScoreViewSet
 
 # DefaultRouter: its API root answers /api/ with the list of collections (staff only, like the
@@ -36,6 +37,8 @@ urlpatterns = [
         CampaignMetaEvaluationView.as_view(),
         name="api-campaign-meta-evaluation",
     ),
+    path("campaigns/<slug:slug>/objectives/", CampaignObjectivesView.as_view(), name="api-campaign-objectives"),
+    path("campaigns/<slug:slug>/paraphrasus/", CampaignParaphrasusView.as_view(), name="api-campaign-paraphrasus"),
     *router.urls,
     path("schema/", SpectacularAPIView.as_view(), name="api-schema"),
     path("docs/", SwaggerDocsView.as_view(url_name="api-schema"), name="api-docs"),

@@ -331,6 +331,11 @@ SPECTACULAR_SETTINGS = {
     "REDOC_DIST": "SIDECAR",
     # The five answers appear in several schemas (judgement label, expected training label): one name.
     "ENUM_NAME_OVERRIDES": {"LabelEnum": "annotate.models.LABEL_CHOICES"},
+    # The default enum hook, then the gold options' rules that no single field states.
+    "POSTPROCESSING_HOOKS": [
+        "drf_spectacular.hooks.postprocess_schema_enums",
+        "annotate.api.gold_schema.gold_option_rules",
+    ],
 }
 
 # --- Campaigns ------------------------------------------------------------------------------

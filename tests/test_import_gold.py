@@ -359,11 +359,25 @@ def test_api_strict_refuses_with_nothing_stored_and_bad_options_are_400(staff_ap
     )
     assert bad.status_code == 400
     assert bad.json() == {
-        "gold": [
-            "'sure' is not a gold target; each value maps to paraphrase, non-paraphrase, unlabelled or a number "
-            "(a graded score), e.g. 1=paraphrase,0=non-paraphrase,-100=unlabelled"
-        ]
+        "gold_map": {"1": ["'sure' is not a gold target: a number, paraphrase, non-paraphrase or unlabelled"]}
     }
+    both = staff_api.post(
+        "/api/pairs/",
+        {"campaign": "api-gold", "pairs": _records(), "gold_column": "x", "gold_constant": "paraphrase"},
+        format="json",
+    )
+    assert both.status_code == 400
+    assert both.json() == {
+        "gold": ["a constant gold label and a gold column (or mapping) exclude each other: choose one"]
+    }
+    absent = staff_api.post(
+        "/api/pairs/",
+        {"campaign": "api-gold", "pairs": _records(), "gold_column": "verdict", "ignore_columns": STSH_HEADER},
+        format="json",
+    )
+    assert absent.status_code == 201
+    assert absent.json()["warnings"] == ["no record has the gold key 'verdict': no gold was read from it"]
+    Pair.objects.all().delete()
     assert Pair.objects.count() == 0
 
 
@@ -386,3 +400,18 @@ def test_shared_paraphrasus_files_import_with_their_labels():
         true, SHARED / "amr_true_paraphrases.tsv", origin="true", options=ImportOptions(gold_constant="paraphrase")
     )
     assert (report.created, report.gold_paraphrases, report.warnings) == (167, 167, [])
+
+
+@pytest.mark.django_db
+def test_a_mapping_applies_to_a_corpus_format_own_label_column(tmp_path):
+    path = tmp_path / "paws.tsv"
+    path.write_text("id\tsentence1\tsentence2\tlabel\n1\tA b.\tC d.\tyes\n2\tE f.\tG h.\tno\n", encoding="utf-8")
+    campaign = make_campaign(slug="paws")
+    report = import_file(campaign, path, options=ImportOptions(gold_map={"yes": "non-paraphrase", "no": 2.5}))
+    assert (report.format, report.gold_non_paraphrases, report.gold_scores) == ("paws", 1, 1)
+    assert gold("paws") == [("1", False, None), ("2", None, 2.5)]
+    stsb = tmp_path / "sts.tsv"
+    stsb.write_text("main-captions\tMSRvid\t2012test\t0001\t5.000\tA b.\tC d.\n", encoding="utf-8")
+    with pytest.raises(ImportOptionError, match="an STS-B file gives graded scores"):
+        import_file(campaign, stsb, format="stsb", options=ImportOptions(gold_map={"1": "paraphrase"}))
+    assert Pair.objects.filter(campaign=campaign).count() == 2

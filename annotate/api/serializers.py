@@ -9,6 +9,7 @@ from django.core.validators import RegexValidator
 from drf_spectacular.utils import extend_schema_field, extend_schema_serializer
 from rest_framework import serializers
 
+from annotate.api.gold_schema import GOLD_TARGET_SCHEMA
 from annotate.exports.pseudonyms import volunteer_pseudonym
 from annotate.exports.service import Format, Level
 from annotate.importers.options import (
@@ -131,6 +132,20 @@ class PairRecordsField(serializers.ListField):
     """The records of a bulk import; the importer validates each (its messages name the record)."""
 
 
+@extend_schema_field(GOLD_TARGET_SCHEMA)
+class GoldTargetField(serializers.JSONField):
+    """A value mapping's target: a number, or exactly paraphrase, non-paraphrase or unlabelled."""
+
+    def to_internal_value(self, data: Any) -> Any:
+        if isinstance(data, bool) or not (
+            isinstance(data, int | float) or data in ("paraphrase", "non-paraphrase", "unlabelled")
+        ):
+            raise serializers.ValidationError(
+                f"{data!r} is not a gold target: a number, paraphrase, non-paraphrase or unlabelled"
+            )
+        return data
+
+
 class PairBulkCreateSerializer(serializers.Serializer):
     """Body of ``POST /api/pairs/``: the records go through the importer, all or nothing."""
 
@@ -170,7 +185,7 @@ class PairBulkCreateSerializer(serializers.Serializer):
         help_text="Read the gold key as a binary label or as a graded score (without `gold_map`).",
     )
     gold_map = serializers.DictField(
-        child=serializers.JSONField(),
+        child=GoldTargetField(),
         required=False,
         default=dict,
         help_text=f"How the gold values read: {GOLD_MAP_HELP}. A value it does not name refuses the records.",
@@ -182,7 +197,7 @@ class PairBulkCreateSerializer(serializers.Serializer):
         help_text="Give every record this gold label (records that carry their own are refused).",
     )
     ignore_columns = serializers.ListField(
-        child=serializers.CharField(max_length=200),
+        child=serializers.CharField(max_length=200, allow_blank=True),
         required=False,
         default=list,
         max_length=MAX_GOLD_MAP_ENTRIES,
@@ -206,7 +221,7 @@ class PairBulkCreateSerializer(serializers.Serializer):
                 gold_as=attrs.get("gold_as", "label"),
                 gold_map=attrs.get("gold_map", {}),
                 gold_constant=attrs.get("gold_constant", ""),
-                ignore_columns=tuple(attrs.get("ignore_columns", [])),
+                ignore_columns=tuple(name for name in attrs.get("ignore_columns", []) if name.strip()),
                 strict=attrs.get("strict", False),
             )
         except ImportOptionError as error:

@@ -61,6 +61,8 @@ class RecordStream:
     default_origin: str = ""
     paraeval_export: bool = False
     notes: list[str] = field(default_factory=list)
+    # Things that may lose gold labels (a strict import refuses them): e.g. no record has the gold key.
+    warnings: list[str] = field(default_factory=list)
     lines: TextLines | None = None  # the decoded lines, when the records come from a file
 
     def finish(self) -> None:
@@ -390,7 +392,8 @@ def stream_mappings(
             yield from (ImportProblem(line, None, conflict) for conflict in conflicts)
             yield record
         if options.gold_column and not gold_seen:
-            yield ImportProblem(None, options.gold_column, f"no record has the gold key {options.gold_column!r}")
+            # Records may carry gold or not, one by one: a key no record has is a warning, not a refusal.
+            stream.warnings.append(f"no record has the gold key {options.gold_column!r}: no gold was read from it")
 
     stream.items = records()
     return stream

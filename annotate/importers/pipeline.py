@@ -298,7 +298,7 @@ def _store(
                     )
                 ]
             )
-        warnings = options.warnings(stream.ignored_columns)
+        warnings = [*stream.warnings, *options.warnings(stream.ignored_columns)]
         if options.strict and warnings:
             problems.extend(ImportProblem(None, None, f"{warning} (strict import)") for warning in warnings)
         if problems.count:

@@ -15,6 +15,10 @@ weighted equally, not corpora nor pairs). The fitted threshold follows the bench
 ``CalibratedThreshold`` with the 0-1 error objective: the split of the sorted scores with the
 fewest errors (the first such split, i.e. the lowest threshold, on ties), placed midway between
 the two neighbouring scores, and a pair is called a paraphrase when its score is at or beyond it.
+Like the benchmark's code, a split may fall inside a group of tied scores: the midpoint is then the
+tied score and ``>=`` calls the whole group a paraphrase, so the fit corpus's error can exceed the
+split's count by the tied pairs on the wrong side (kept so that thresholds match the benchmark's).
+The benchmark rounds each corpus's error to 0.1 % before averaging; here the exact rates are averaged.
 
 Pure numpy: no Django.
 """

@@ -20,7 +20,15 @@ from scoring.analysis.tables import Cell, Row, Table, fmt, mark_best
 
 
 class ObjectiveError(ValueError):
-    """A corpus objective that cannot be set or used; the message names what is wrong."""
+    """A corpus objective that cannot be set or used; the message names what is wrong.
+
+    ``unknown`` is True when the only problem is a corpus or metric the campaign does not have
+    (the API answers 404 then, 400 otherwise).
+    """
+
+    def __init__(self, message: str, *, unknown: bool = False) -> None:
+        super().__init__(message)
+        self.unknown = unknown
 
 
 def campaign_origins(campaign: Campaign) -> list[str]:
@@ -46,14 +54,16 @@ def set_objectives(campaign: Campaign, wanted: dict[str, str | None]) -> dict[st
         .distinct()
     )
     problems = []
+    missing = False
     for origin, objective in wanted.items():
         if origin not in known:
+            missing = True
             shown = ", ".join(repr(name) for name in sorted(known)) or "none"
             problems.append(f"campaign {campaign.slug!r} has no pairs with origin {origin!r} (origins: {shown})")
         if objective is not None and objective not in {value.value for value in Objective}:
             problems.append(f"{objective!r} is not an objective for {origin!r}; choose classify, minimise or maximise")
     if problems:
-        raise ObjectiveError("; ".join(problems))
+        raise ObjectiveError("; ".join(problems), unknown=missing and len(problems) == 1)
     with transaction.atomic():
         for origin, objective in wanted.items():
             if objective is None:
@@ -92,7 +102,8 @@ def campaign_paraphrasus(
         if unknown:
             raise ObjectiveError(
                 f"no metric configuration {', '.join(map(repr, unknown))} here "
-                f"(known: {', '.join(sorted(known)) or 'none'})"
+                f"(known: {', '.join(sorted(known)) or 'none'})",
+                unknown=True,
             )
         keep = [i for i, metric in enumerate(data.metrics) if metric.label in metrics or metric.name in metrics]
     infos = [data.metrics[i] for i in keep]
@@ -106,7 +117,8 @@ def campaign_paraphrasus(
     if fit_on is not None and fit_on not in {corpus.name for corpus in corpora}:
         raise ObjectiveError(
             f"cannot fit on {fit_on!r}: it is not a corpus with an objective here "
-            f"(corpora with one: {', '.join(corpus.name for corpus in corpora) or 'none'})"
+            f"(corpora with one: {', '.join(corpus.name for corpus in corpora) or 'none'})",
+            unknown=True,
         )
     result = paraphrasus(corpora, infos, fit_on=fit_on)
     without = sorted(set(data.origins) - set(stored))
@@ -174,3 +186,42 @@ def _rate(value: float | None, note: str = "") -> Cell:
     if value is None:
         return Cell(DASH_TEXT, note=note)
     return Cell(fmt(100 * value, 1), 100 * value, note=note, digits=1)
+
+
+def report_dict(report: ParaphrasusReport) -> dict[str, object]:
+    """The report as JSON-ready data (the API's answer and the dashboard's section)."""
+    result = report.result
+    return {
+        "corpora": [
+            {"origin": name, "objective": objective.value, "pairs": count} for name, objective, count in result.corpora
+        ],
+        "fit_on": result.fit_on,
+        "missing_objectives": [objective.value for objective in result.missing_objectives],
+        "without_objective": list(report.without_objective),
+        "metrics": [
+            {
+                "label": row.metric.label,
+                "name": row.metric.name,
+                "higher_is_closer": row.metric.higher_is_closer,
+                "threshold": row.threshold,
+                "threshold_source": row.threshold_source,
+                "rule": row.rule,
+                "corpora": [
+                    {
+                        "origin": error.corpus,
+                        "objective": error.objective.value,
+                        "pairs": error.pairs,
+                        "wrong": error.wrong,
+                        "missing": error.missing,
+                        "error": error.error,
+                    }
+                    for error in row.corpora
+                ],
+                "objectives": {objective.value: value for objective, value in row.objective_means.items()},
+                "overall": row.overall,
+                "note": row.note,
+            }
+            for row in result.metrics
+        ],
+        "table": paraphrasus_table(report).as_dict(),
+    }

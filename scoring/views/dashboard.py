@@ -105,9 +105,34 @@ def dashboard(request: HttpRequest) -> HttpResponse:
         context.update(
             origins=dataset.origins(campaign),
             exports=export_links(campaign.slug),
+            **_paraphrasus_context(campaign, request.GET.get("fit_on") or None),
         )
     status = 404 if context["missing_slug"] else 200
     return render(request, "scoring/dashboard.html", context, status=status)
+
+
+def _paraphrasus_context(campaign: Campaign, fit_on: str | None) -> dict[str, Any]:
+    """The PARAPHRASUS section: its table (when the campaign's corpora have objectives) or why not."""
+    from scoring.analysis.paraphrasus import Objective
+    from scoring.analysis.paraphrasus_service import (
+        ObjectiveError,
+        campaign_paraphrasus,
+        objectives,
+        paraphrasus_table,
+    )
+
+    stored = objectives(campaign)
+    if not stored:
+        return {"paraphrasus": None}
+    try:
+        report = campaign_paraphrasus(campaign, fit_on=fit_on)
+    except ObjectiveError as error:
+        return {"paraphrasus": None, "paraphrasus_error": str(error)}
+    return {
+        "paraphrasus": paraphrasus_table(report),
+        "paraphrasus_fit_on": report.result.fit_on,
+        "paraphrasus_fit_choices": sorted(origin for origin, value in stored.items() if value is Objective.CLASSIFY),
+    }
 
 
 @gzip_page
