@@ -351,6 +351,7 @@ UPLOAD_STATES = [
     ("imported", "Imported"),
     ("refused", "Refused: see the problems"),
     ("failed", "Failed: an unexpected error"),
+    ("discarded", "Discarded: the file was deleted"),
 ]
 
 

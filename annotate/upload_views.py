@@ -147,7 +147,7 @@ def detail(request: HttpRequest, slug: str, upload_id: int) -> HttpResponse:
     job = _upload(slug, upload_id)
     errors: list[str] = []
     if request.method == "POST":
-        if job.state in RUNNING_STATES or job.state == "imported":
+        if job.state in RUNNING_STATES or job.state in ("imported", "discarded"):
             return HttpResponseBadRequest("This upload is running or already imported: its mapping cannot change.")
         chosen = {
             key.removeprefix("column:"): str(request.POST.get(key, ""))
@@ -164,7 +164,7 @@ def detail(request: HttpRequest, slug: str, upload_id: int) -> HttpResponse:
         )
         if not errors:
             return redirect("annotate:staff-upload-detail", slug=slug, upload_id=job.pk)
-    preview = uploads.preview(job) if job.state != "imported" else None
+    preview = uploads.preview(job) if job.state not in ("imported", "discarded") else None
     progress = uploads.read_progress(job)
     checked = job.checked_map == uploads.checked_map(job)
     context = {
@@ -192,12 +192,15 @@ def detail(request: HttpRequest, slug: str, upload_id: int) -> HttpResponse:
 def start(request: HttpRequest, slug: str, upload_id: int, mode: str) -> HttpResponse:
     """Queue the dry run (``check``) or the import (``import``) of an upload."""
     job = _upload(slug, upload_id)
-    if mode not in (uploads.CHECK, uploads.IMPORT):
-        return HttpResponseBadRequest(f"Unknown action {mode!r}: check or import.")
+    if mode not in (uploads.CHECK, uploads.IMPORT, "discard"):
+        return HttpResponseBadRequest(f"Unknown action {mode!r}: check, import or discard.")
     if job.state in RUNNING_STATES:
         return HttpResponseBadRequest("This upload is already running: wait for it to finish.")
-    if job.state == "imported":
-        return HttpResponseBadRequest("This upload is already imported.")
+    if job.state in ("imported", "discarded"):
+        return HttpResponseBadRequest(f"This upload is already {job.state}.")
+    if mode == "discard":
+        uploads.discard(job)
+        return redirect("annotate:staff-upload", slug=slug)
     uploads.queue(job, mode)
     return redirect("annotate:staff-upload-detail", slug=slug, upload_id=job.pk)
 

@@ -444,6 +444,14 @@ def _send(upload_id: int, mode: str) -> None:
         )
 
 
+def discard(upload: PairUpload) -> None:
+    """Delete the uploaded file and its progress (nothing was imported from it)."""
+    file_path(upload).unlink(missing_ok=True)
+    progress_path(upload).unlink(missing_ok=True)
+    upload.state = "discarded"
+    upload.save(update_fields=["state", "updated_at"])
+
+
 def _problem_rows(refusal: ImportRefused) -> list[list[object]]:
     return [[problem.line, problem.field or "", problem.message] for problem in refusal.problems]
 

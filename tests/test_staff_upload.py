@@ -346,3 +346,18 @@ def test_a_task_nobody_starts_gets_a_hint(staff_client: Client) -> None:
     os.utime(uploads.progress_path(job), (old, old))
     page = staff_client.get(f"/staff/campaigns/own/upload/{job.pk}/").content.decode()
     assert "No worker has started this task yet." in page
+
+
+def test_an_upload_can_be_discarded(staff_client: Client) -> None:
+    make_campaign(slug="own")
+    post_file(staff_client, "own", CSV_HEADER + GOOD_ROWS[0])
+    job = PairUpload.objects.get()
+    response = staff_client.post(f"/staff/campaigns/own/upload/{job.pk}/discard/")
+    assert response.status_code == 302
+    job.refresh_from_db()
+    assert job.state == "discarded"
+    assert not uploads.file_path(job).exists()
+    assert staff_client.post(f"/staff/campaigns/own/upload/{job.pk}/import/").status_code == 400
+    assert (
+        "Discarded: the file was deleted" in staff_client.get(f"/staff/campaigns/own/upload/{job.pk}/").content.decode()
+    )
