@@ -152,6 +152,10 @@ class CampaignAdmin(admin.ModelAdmin):
 
 @admin.register(Pair)
 class PairAdmin(admin.ModelAdmin):
+    def view_on_site(self, obj: Pair) -> str:
+        """The admin's "View on site" leads to the pair's staff page (judgements, scores, gold)."""
+        return reverse("scoring:staff-pair", args=[obj.campaign.slug, obj.pk])
+
     list_display = [
         "__str__",
         "campaign",

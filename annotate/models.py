@@ -376,6 +376,55 @@ class Judgement(models.Model):
         return (self.answered_at - self.shown_at).total_seconds()
 
 
+UPLOAD_STATES = [
+    ("uploaded", "Uploaded: not checked yet"),
+    ("check_queued", "Dry run queued"),
+    ("checked", "Dry run passed"),
+    ("import_queued", "Import queued"),
+    ("imported", "Imported"),
+    ("refused", "Refused: see the problems"),
+    ("failed", "Failed: an unexpected error"),
+    ("discarded", "Discarded: the file was deleted"),
+]
+
+
+class PairUpload(models.Model):
+    """A file of pairs uploaded by staff from the browser, its mapping, dry run and import.
+
+    The file lies on disk under ``PARAEVAL_DATA_DIR/uploads`` (shared with the workers); the
+    dry run and the import run as a Celery task (:mod:`annotate.uploads`), which writes the
+    outcome here in the import's own transaction.
+    """
+
+    campaign = models.ForeignKey(Campaign, on_delete=models.CASCADE, related_name="uploads")
+    uploaded_by = models.ForeignKey(settings.AUTH_USER_MODEL, null=True, blank=True, on_delete=models.SET_NULL)
+    key = models.CharField(max_length=40, unique=True, help_text="Name of the stored file and its progress file.")
+    filename = models.CharField(max_length=255, help_text="The file's name on the uploader's computer.")
+    size = models.BigIntegerField(default=0)
+    format = models.CharField(max_length=10, default="auto")
+    column_map = models.JSONField(default=dict, blank=True, help_text="Column -> pair field ('' ignores it).")
+    origin = models.CharField(max_length=100, blank=True, default="")
+    gold_options = models.JSONField(
+        default=dict, blank=True, help_text="The importer's gold options: gold_map (text), gold_constant, strict."
+    )
+    state = models.CharField(max_length=20, choices=UPLOAD_STATES, default="uploaded")
+    checked_map = models.JSONField(
+        null=True, blank=True, help_text="The format and mapping of the last dry run that passed."
+    )
+    problems = models.JSONField(default=list, blank=True, help_text="[line, field, message] of the last refusal.")
+    problem_count = models.PositiveIntegerField(default=0)
+    report = models.JSONField(null=True, blank=True, help_text="The summary of the last dry run or import.")
+    error = models.TextField(blank=True)
+    created_at = models.DateTimeField(auto_now_add=True)
+    updated_at = models.DateTimeField(auto_now=True)
+
+    class Meta:
+        ordering = ["-created_at"]
+
+    def __str__(self) -> str:
+        return f"{self.filename} -> {self.campaign.slug}"
+
+
 class CorpusObjective(models.Model):
     """What one corpus of a campaign (its pairs of one ``origin``) asks of a paraphrase detector,
     as in PARAPHRASUS (Michail et al., COLING 2025): classify by the gold labels, call none of

@@ -274,6 +274,9 @@ PARAEVAL_API_MAX_BODY_MB = env_int("PARAEVAL_API_MAX_BODY_MB", 32, minimum=1)
 # Django's own limit would answer a bare HTML 400 first: raise it to the API's, and let
 # paraeval.middleware.RequestSizeMiddleware hold every other page to Django's 2.5 MiB.
 DATA_UPLOAD_MAX_MEMORY_SIZE = PARAEVAL_API_MAX_BODY_MB * 1024 * 1024
+# Largest pair file the staff upload page accepts (streamed to PARAEVAL_DATA_DIR/uploads, never
+# held in memory; annotate.uploads).
+PARAEVAL_UPLOAD_MAX_MB = env_int("PARAEVAL_UPLOAD_MAX_MB", 1024, minimum=1)
 # Most bootstrap resamples a report may ask for (the API's and evaluate_metrics' --resamples).
 PARAEVAL_MAX_RESAMPLES = env_int("PARAEVAL_MAX_RESAMPLES", 10_000, minimum=0)
 

@@ -39,7 +39,8 @@ from django.db.models import QuerySet
 from django.utils import timezone
 
 from annotate.signals import judgement_recorded, pairs_created
-from scoring import broker, configs, pending
+from paraeval import broker
+from scoring import configs, pending
 from scoring.models import MetricConfig, QueuedScore, Score
 
 logger = logging.getLogger(__name__)

@@ -15,7 +15,8 @@ from django.db.models import Count, Q
 from django.db.models.functions import TruncMinute
 from django.utils import timezone
 
-from scoring import broker, configs
+from paraeval import broker
+from scoring import configs
 from scoring.models import MetricConfig, Score, WorkerHeartbeat
 from scoring.pending import scorable_pairs
 

@@ -1,8 +1,8 @@
-"""Staff pages: the agreement dashboard and the scoring status."""
+"""Staff pages: the agreement dashboard, the scoring status, and the pairs with their judgements and scores."""
 
 from django.urls import path
 
-from scoring.views import dashboard, status
+from scoring.views import dashboard, pairs, status
 
 app_name = "scoring"
 
@@ -11,4 +11,7 @@ urlpatterns: list = [
     path("status.json", status.status_json, name="status_json"),
     path("dashboard/", dashboard.dashboard, name="dashboard"),
     path("dashboard/data/", dashboard.dashboard_data, name="dashboard-data"),
+    # A pair shows its scores beside its judgements: scoring's page (annotate never reads scores).
+    path("campaigns/<slug:slug>/pairs/", pairs.pair_list, name="staff-pairs"),
+    path("campaigns/<slug:slug>/pairs/<int:pair_id>/", pairs.pair_page, name="staff-pair"),
 ]

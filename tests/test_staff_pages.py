@@ -139,6 +139,8 @@ def test_staff_hub_lists_campaigns_with_links_and_every_staff_page(staff_client,
         "https://paraeval.example.org/c/demo/</a></td>"
         '<td class="hub-actions"><a href="/staff/dashboard/?campaign=demo">Dashboard</a>'
         ' · <a href="/staff/campaigns/demo/volunteers/">Volunteers</a>'
+        ' · <a href="/staff/campaigns/demo/settings/" class="settings-link">Settings</a>'
+        ' · <a href="/staff/campaigns/demo/upload/" class="upload-link">Upload pairs</a>'
         ' · <a href="/staff/export/demo/?level=pairs&amp;format=csv" class="export-link">Pairs (CSV)</a>'
         ' · <a href="/staff/export/demo/?level=pairs&amp;format=jsonl" class="export-link">Pairs (JSONL)</a>'
         ' · <a href="/staff/export/demo/?level=judgements&amp;format=csv" class="export-link">Judgements (CSV)</a>'

@@ -17,7 +17,8 @@ from django.contrib.auth import get_user_model
 from django.test import Client
 from django.urls import reverse
 
-from scoring import broker, dispatch
+from paraeval import broker
+from scoring import dispatch
 from scoring.metrics.judges import parse_models
 from scoring.models import MetricConfig, Score
 from tests.builders import make_campaign, make_pair

@@ -23,8 +23,8 @@ import pytest
 from django.db import connection
 from django.test import Client
 
+from paraeval import broker
 from paraeval.celery import app as celery_app
-from scoring import broker
 
 ROOT = Path(__file__).resolve().parent.parent
 T = TypeVar("T")

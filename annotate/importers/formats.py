@@ -252,10 +252,13 @@ def stream_table(
     detected: bool,
     columns: Sequence[str] | None = None,
     options: ImportOptions = NO_OPTIONS,
+    column_map: Mapping[str, str] | None = None,
 ) -> RecordStream:
     """A CSV or TSV file with a header naming the canonical fields (or their aliases).
 
     ``columns`` names the columns of a file without a header line: then every line is data.
+    ``column_map`` gives the canonical field of a header cell (``""``: ignore the column),
+    in place of the names and aliases the header is otherwise read by.
     ``options.gold_column`` names the column read as the gold label (or score), whatever its name.
     """
     stream = RecordStream(name)
@@ -266,7 +269,7 @@ def stream_table(
         names: dict[str, str] = {}
         problems = []
         for index, cell in enumerate(header.cells):
-            canonical = options.gold_field() if options.is_gold_column(cell) else f.canonical_name(cell)
+            canonical = options.gold_field() if options.is_gold_column(cell) else mapped_name(cell, column_map)
             if canonical is None:
                 stream.ignored_columns.append(cell)
             elif canonical in found:
@@ -335,6 +338,17 @@ def stream_table(
     return stream
 
 
+def mapped_name(column: str, column_map: Mapping[str, str] | None) -> str | None:
+    """The canonical field a column gives: the one ``column_map`` names (``""``: none), else
+    the one its name or alias stands for."""
+    if column_map is not None and column.strip() in column_map:
+        chosen = column_map[column.strip()]
+        if chosen and chosen not in f.CANONICAL_FIELDS:
+            raise ImportOptionError(f"column {column!r} is mapped to {chosen!r}, which is not a pair field")
+        return chosen or None
+    return f.canonical_name(column)
+
+
 def stream_mappings(
     items: Iterable[tuple[int | None, object]], name: str, *, options: ImportOptions = NO_OPTIONS
 ) -> RecordStream:
@@ -385,12 +399,33 @@ def stream_mappings(
     return stream
 
 
-def stream_jsonl(lines: Iterable[str], *, options: ImportOptions = NO_OPTIONS) -> RecordStream:
-    """JSON Lines: one object a line."""
+def stream_jsonl(
+    lines: Iterable[str], *, options: ImportOptions = NO_OPTIONS, column_map: Mapping[str, str] | None = None
+) -> RecordStream:
+    """JSON Lines: one object a line (keys renamed by ``column_map``, as for a table's columns)."""
     objects = (
         (item.line, item.value) if isinstance(item, JsonObject) else (item.line, item) for item in read_jsonl(lines)
     )
-    stream = stream_mappings(objects, "jsonl", options=options)
+    dropped: dict[str, None] = {}
+
+    def renamed(value: object) -> object:
+        if not column_map or not isinstance(value, Mapping):
+            return value
+        kept: dict[object, object] = {}
+        for key, cell in value.items():
+            if isinstance(key, str) and key.strip() in column_map:
+                target = mapped_name(key, column_map)
+                if target is None:
+                    if key not in dropped:
+                        dropped[key] = None
+                        stream.ignored_columns.append(key)
+                    continue
+                kept[target] = cell
+            else:
+                kept[key] = cell
+        return kept
+
+    stream = stream_mappings(((line, renamed(value)) for line, value in objects), "jsonl", options=options)
     return stream
 
 
@@ -416,6 +451,7 @@ def open_records(
     header: bool = True,
     columns: Sequence[str] | None = None,
     options: ImportOptions = NO_OPTIONS,
+    column_map: Mapping[str, str] | None = None,
 ) -> RecordStream:
     """Recognise a file and stream its records, one line read at a time.
 
@@ -423,7 +459,9 @@ def open_records(
     empty, unknown format) is refused here; problems of single records come through ``items``.
     ``header=False`` reads a file without a header line: PAWS or MRPC columns in their usual
     order, or for CSV / TSV the ``columns`` given. ``options.gold_column`` names the gold column
-    of a CSV, TSV or JSONL file; MRPC, PAWS and STS-B have their own.
+    of a CSV, TSV or JSONL file; MRPC, PAWS and STS-B have their own. ``column_map`` (CSV, TSV
+    and JSONL) names the pair field each column (or key) gives, ``""`` to ignore it; columns it
+    leaves out are read by their names as usual.
     """
     if format not in FORMAT_CHOICES:
         raise ImportOptionError(f"unknown import format {format!r}; choose one of {', '.join(FORMAT_CHOICES)}")
@@ -472,7 +510,7 @@ def open_records(
     elif name == "stsb":
         stream = stream_stsb(every_line)
     elif name == "jsonl":
-        stream = stream_jsonl(every_line, options=options)
+        stream = stream_jsonl(every_line, options=options, column_map=column_map)
     else:
         delimiter = "," if name == "csv" else "\t"
         stream = stream_table(
@@ -482,6 +520,7 @@ def open_records(
             detected=detected,
             columns=None if header else columns,
             options=options,
+            column_map=column_map,
         )
     stream.lines = lines
     return stream

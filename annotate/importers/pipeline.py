@@ -41,6 +41,8 @@ from annotate.signals import announce_pairs_created
 # (Django lowers it further where SQLite allows fewer), and a batch of pairs is all the file
 # that is held in memory at once.
 BATCH_SIZE = 2000
+# Distinct system names counted for the summary; more are stored but not counted one by one.
+MAX_SYSTEMS_COUNTED = 1000
 
 
 def import_records(
@@ -79,6 +81,7 @@ def import_file(
     header: bool = True,
     columns: Sequence[str] | None = None,
     options: ImportOptions = NO_OPTIONS,
+    column_map: Mapping[str, str] | None = None,
 ) -> ImportReport:
     """Import a CSV, TSV or JSONL file (a path or an open file) into ``campaign``, all or nothing.
 
@@ -90,19 +93,32 @@ def import_file(
     MRPC columns, or the ``columns`` given for CSV / TSV). The file is read line by line, never
     whole. ``options`` say where the gold is, or give the whole file one gold label; a
     label-like column left unread is a warning of the report (a refusal with ``options.strict``).
+    ``column_map`` names the pair field of a CSV / TSV column or JSONL key (``""``: ignore it).
     Raises :class:`ImportRefused` listing every problem.
     """
     if not isinstance(path_or_file, str | os.PathLike):
         filename = str(getattr(path_or_file, "name", "") or "")
         stream = open_records(
-            path_or_file, format=format, filename=filename, header=header, columns=columns, options=options
+            path_or_file,
+            format=format,
+            filename=filename,
+            header=header,
+            columns=columns,
+            options=options,
+            column_map=column_map,
         )
         return _store(campaign, stream, max_length=max_length, origin=origin, dry_run=dry_run, options=options)
     path = Path(path_or_file)
     try:
         with path.open("rb") as handle:
             stream = open_records(
-                handle, format=format, filename=path.name, header=header, columns=columns, options=options
+                handle,
+                format=format,
+                filename=path.name,
+                header=header,
+                columns=columns,
+                options=options,
+                column_map=column_map,
             )
             return _store(campaign, stream, max_length=max_length, origin=origin, dry_run=dry_run, options=options)
     except OSError as error:
@@ -155,6 +171,10 @@ class _Tally:
     records: int = 0
     created: int = 0
     training: int = 0
+    checks: int = 0
+    # Pairs per system name, for the summary of the staff upload page (bounded: a file of
+    # free-text names would otherwise grow it by a pair).
+    systems: dict[str, int] = field(default_factory=dict)
     with_ids: int = 0
     id_clashes: int = 0
     paraphrases: int = 0  # pairs stored with gold label paraphrase
@@ -173,6 +193,9 @@ class _Tally:
             self.identical_checks.append(draft.line)
         self.created += 1
         self.training += draft.is_training
+        self.checks += draft.is_check
+        if draft.system in self.systems or len(self.systems) < MAX_SYSTEMS_COUNTED:
+            self.systems[draft.system] = self.systems.get(draft.system, 0) + 1
         self.paraphrases += draft.gold_label is True
         self.non_paraphrases += draft.gold_label is False
         self.graded += draft.gold_score is not None
@@ -320,6 +343,8 @@ def _store(
             gold_paraphrases=tally.paraphrases,
             gold_non_paraphrases=tally.non_paraphrases,
             gold_scores=tally.graded,
+            checks=tally.checks,
+            systems={name: count for name, count in tally.systems.items() if name},
         )
         if pair_ids:
             announce_pairs_created(pair_ids)

@@ -80,6 +80,8 @@ class ImportReport:
     gold_paraphrases: int = 0  # pairs stored with the gold label paraphrase
     gold_non_paraphrases: int = 0  # ... with the gold label non-paraphrase
     gold_scores: int = 0  # ... with a graded gold score
+    checks: int = 0  # attention-check pairs among ``created``
+    systems: dict[str, int] = field(default_factory=dict)  # pairs per named system
 
     def gold_summary(self) -> str:
         """The gold the stored pairs carry, in words."""

@@ -1,0 +1,84 @@
+"""How far a campaign is: judgements against targets, what is reserved, the answer rate, the
+time left. A handful of aggregate queries; the staff settings page shows it.
+
+Counts are of corpus pairs (neither training nor check pairs) and their judgements; a pair's
+judgements beyond its target count once per target place (extra answers do not make another
+pair done).
+"""
+
+from __future__ import annotations
+
+import datetime
+import math
+from dataclasses import dataclass
+
+from django.db.models import Count, F, Q, Sum
+from django.db.models.functions import Least
+from django.utils import timezone
+
+from annotate.models import Assignment, Campaign, Judgement, Pair
+
+
+@dataclass(frozen=True)
+class CampaignProgress:
+    """A campaign's progress, as the staff page shows it."""
+
+    pairs: int
+    target: int  # pairs x judges per pair
+    judged: int  # judgements that count toward the target (at most the target per pair)
+    pairs_lacking: int  # pairs with fewer judgements than the target
+    reserved_now: int  # pairs shown and not answered yet, reservation not expired
+    places_left: int  # volunteers who can still start: judgements missing / pairs per volunteer
+    last_hour: int  # campaign answers in the last hour
+    hours_left: float | None  # at the last hour's rate; None when nothing was answered in it
+    state: str  # "closed", "full" (every place taken or done) or "open"
+
+    @property
+    def percent(self) -> int:
+        return int(100 * self.judged / self.target) if self.target else 0
+
+
+def campaign_progress(campaign: Campaign, now: datetime.datetime | None = None) -> CampaignProgress:
+    """Judgements against targets, reservations, the last hour's rate and the time left."""
+    now = now or timezone.now()
+    corpus = Pair.objects.filter(campaign=campaign, is_training=False, is_check=False)
+    per_pair = campaign.judges_per_pair
+    totals = corpus.aggregate(
+        pairs=Count("pk"),
+        judged=Sum(Least(F("judgement_count"), per_pair)),
+        lacking=Count("pk", filter=Q(judgement_count__lt=per_pair)),
+    )
+    pairs = totals["pairs"] or 0
+    judged = totals["judged"] or 0
+    target = pairs * per_pair
+    reserved = Assignment.objects.filter(
+        pair__campaign=campaign,
+        pair__is_training=False,
+        pair__is_check=False,
+        answered_at__isnull=True,
+        expires_at__gt=now,
+    ).count()
+    missing = max(0, target - judged - reserved)
+    places = math.ceil(missing / campaign.quota) if campaign.quota else 0
+    last_hour = Judgement.objects.filter(
+        pair__campaign=campaign, is_training=False, is_check=False, answered_at__gte=now - datetime.timedelta(hours=1)
+    ).count()
+    remaining = max(0, target - judged)
+    hours_left = remaining / last_hour if last_hour else None
+    if not campaign.is_open:
+        state = "closed"
+    elif missing == 0:
+        state = "full"
+    else:
+        state = "open"
+    return CampaignProgress(
+        pairs=pairs,
+        target=target,
+        judged=judged,
+        pairs_lacking=totals["lacking"] or 0,
+        reserved_now=reserved,
+        places_left=places,
+        last_hour=last_hour,
+        hours_left=hours_left,
+        state=state,
+    )

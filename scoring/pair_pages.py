@@ -1,0 +1,213 @@
+"""What the staff pages of pairs show: one pair with every judgement and score, and a
+campaign's pairs, searchable, with their agreement.
+
+Plain functions returning dataclasses; :mod:`scoring.views.pairs` renders them.
+"""
+
+from __future__ import annotations
+
+from collections import Counter
+from dataclasses import dataclass
+
+from django.db.models import Q, QuerySet
+
+from annotate import quality
+from annotate.diff import Segment, highlight
+from annotate.exports.pseudonyms import volunteer_pseudonym
+from annotate.labels import LABEL_DISPLAY, Label
+from annotate.models import Campaign, Judgement, Pair
+from scoring.models import Score
+
+PAGE_SIZE = 50
+
+
+@dataclass(frozen=True)
+class JudgementRow:
+    pseudonym: str
+    answer: str
+    seconds: float
+    position: int | None
+    excluded: bool
+    answered_at: str
+
+
+@dataclass(frozen=True)
+class ScoreRow:
+    label: str
+    value: float | None
+    status: str
+    error: str
+
+
+@dataclass(frozen=True)
+class PairDetail:
+    pair: Pair
+    source: list[Segment]
+    hypothesis: list[Segment]
+    judgements: list[JudgementRow]
+    scores: list[ScoreRow]
+    gold: str
+
+
+def gold_text(pair: Pair) -> str:
+    """The pair's gold label (and graded score) in words."""
+    parts = []
+    if pair.gold_label is not None:
+        parts.append("paraphrase" if pair.gold_label else "not paraphrase")
+    if pair.gold_score is not None:
+        parts.append(f"score {pair.gold_score:g}")
+    return ", ".join(parts) or "none"
+
+
+def _answer(label: str) -> str:
+    try:
+        return str(LABEL_DISPLAY[Label(label)])
+    except ValueError:
+        return label
+
+
+def pair_detail(pair: Pair) -> PairDetail:
+    """Both sentences highlighted, every judgement (pseudonym, answer, time, position, excluded
+    or not) and every score with its configuration's label."""
+    excluded = quality.excluded_volunteer_ids(pair.campaign)
+    judgements = [
+        JudgementRow(
+            pseudonym=volunteer_pseudonym(judgement.volunteer.token),
+            answer=_answer(judgement.label),
+            seconds=(judgement.answered_at - judgement.shown_at).total_seconds(),
+            position=judgement.position,
+            excluded=judgement.volunteer_id in excluded,
+            answered_at=judgement.answered_at.strftime("%Y-%m-%d %H:%M"),
+        )
+        for judgement in Judgement.objects.filter(pair=pair).select_related("volunteer").order_by("answered_at")
+    ]
+    scores = [
+        ScoreRow(score.metric_config.label, score.value, score.status, score.error)
+        for score in Score.objects.filter(pair=pair).select_related("metric_config").order_by("metric_config__label")
+    ]
+    source, hypothesis = highlight(pair.source, pair.hypothesis)
+    return PairDetail(pair, source, hypothesis, judgements, scores, gold_text(pair))
+
+
+@dataclass(frozen=True)
+class PairRow:
+    pk: int
+    external_id: str
+    source: str
+    hypothesis: str
+    origin: str
+    system: str
+    kind: str
+    judgements: int
+    agreement: float | None  # share of the pair's judgements that give its most common answer
+
+
+def search(campaign: Campaign, query: str = "", origin: str = "", system: str = "") -> QuerySet[Pair]:
+    """The campaign's pairs whose text or id holds ``query``, of ``origin`` and ``system`` when given."""
+    pairs = Pair.objects.filter(campaign=campaign).order_by("id")
+    if query.strip():
+        text = query.strip()
+        pairs = pairs.filter(Q(source__icontains=text) | Q(hypothesis__icontains=text) | Q(external_id__icontains=text))
+    if origin:
+        pairs = pairs.filter(origin=origin)
+    if system:
+        pairs = pairs.filter(system=system)
+    return pairs
+
+
+def pair_rows(pairs: list[Pair]) -> list[PairRow]:
+    """The rows of one page of pairs, with their agreement (one query for their judgements)."""
+    answers: dict[int, Counter[str]] = {pair.pk: Counter() for pair in pairs}
+    for pair_id, label in Judgement.objects.filter(pair__in=pairs).values_list("pair_id", "label"):
+        answers[pair_id][label] += 1
+    rows = []
+    for pair in pairs:
+        counts = answers[pair.pk]
+        total = sum(counts.values())
+        kind = "training" if pair.is_training else "check" if pair.is_check else "pair"
+        rows.append(
+            PairRow(
+                pair.pk,
+                pair.external_id,
+                pair.source,
+                pair.hypothesis,
+                pair.origin,
+                pair.system,
+                kind,
+                total,
+                (max(counts.values()) / total) if total >= 2 else None,
+            )
+        )
+    return rows
+
+
+@dataclass(frozen=True)
+class Disagreement:
+    """A pair where a metric and the volunteers disagree most: a paraphrase the metric ranks
+    low, or a non-paraphrase it ranks high."""
+
+    pk: int
+    external_id: str
+    source: str
+    hypothesis: str
+    volunteers: str  # "paraphrase" or "not paraphrase" (the majority of the binary reading)
+    score: float
+    rank: float  # the score's place among the campaign's scored pairs, 0 (lowest) to 1 (highest)
+    disagreement: float  # 1 - rank for a paraphrase, rank for a non-paraphrase
+
+
+def worst_disagreements(campaign: Campaign, config_id: int, limit: int = 20) -> list[Disagreement]:
+    """The ``limit`` corpus pairs whose score under configuration ``config_id`` disagrees most
+    with the volunteers' binary verdict, by the score's rank (so any metric's scale will do).
+
+    Pairs without a volunteer verdict (no judgement, a tie, only Don't know) or without a score
+    are left out; ties of scores share their mean rank.
+    """
+    from annotate.aggregation import verdict
+
+    rows_of_scores = Score.objects.filter(
+        value__isnull=False,
+        metric_config_id=config_id,
+        status=Score.Status.DONE,
+        pair__campaign=campaign,
+        pair__is_training=False,
+        pair__is_check=False,
+    ).values_list("pair_id", "value")
+    scores: dict[int, float] = {pair_id: float(value) for pair_id, value in rows_of_scores if value is not None}
+    labels: dict[int, list[str]] = {}
+    rows = Judgement.objects.filter(pair_id__in=list(scores), is_training=False, is_check=False)
+    for pair_id, label in rows.values_list("pair_id", "label"):
+        labels.setdefault(pair_id, []).append(label)
+    verdicts = {pair_id: verdict(given).is_paraphrase for pair_id, given in labels.items()}
+    judged = {pair_id: value for pair_id, value in verdicts.items() if value is not None}
+    if not judged:
+        return []
+    ordered = sorted(scores.items(), key=lambda item: item[1])
+    ranks: dict[int, float] = {}
+    position = 0
+    while position < len(ordered):  # mean rank of equal scores
+        end = position
+        while end + 1 < len(ordered) and ordered[end + 1][1] == ordered[position][1]:
+            end += 1
+        mean = (position + end) / 2 / max(1, len(ordered) - 1)
+        for index in range(position, end + 1):
+            ranks[ordered[index][0]] = mean
+        position = end + 1
+    found = sorted(
+        ((1 - ranks[pk] if paraphrase else ranks[pk], pk) for pk, paraphrase in judged.items()),
+        key=lambda item: (-item[0], item[1]),
+    )[:limit]
+    pairs = Pair.objects.in_bulk([pk for _, pk in found])
+    return [
+        Disagreement(
+            pk,
+            pairs[pk].external_id,
+            pairs[pk].source,
+            pairs[pk].hypothesis,
+            "paraphrase" if judged[pk] else "not paraphrase",
+            scores[pk],
+            ranks[pk],
+            value,
+        )
+        for value, pk in found
+    ]

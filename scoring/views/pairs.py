@@ -1,0 +1,61 @@
+"""Staff pages of pairs: one pair in full, and a campaign's pairs searchable. Thin views over
+:mod:`scoring.pair_pages`."""
+
+from __future__ import annotations
+
+from django.contrib.admin.views.decorators import staff_member_required
+from django.core.paginator import Paginator
+from django.http import HttpRequest, HttpResponse
+from django.shortcuts import get_object_or_404, render
+from django.views.decorators.cache import never_cache
+from django.views.decorators.http import require_GET
+
+from annotate.models import Campaign, Pair
+from scoring import pair_pages
+from scoring.models import MetricConfig
+
+
+@never_cache
+@staff_member_required
+@require_GET
+def pair_page(request: HttpRequest, slug: str, pair_id: int) -> HttpResponse:
+    """Both sentences, every judgement and score, the gold label."""
+    pair = get_object_or_404(Pair.objects.select_related("campaign"), pk=pair_id, campaign__slug=slug)
+    detail = pair_pages.pair_detail(pair)
+    return render(request, "staff/pair.html", {"campaign": pair.campaign, "detail": detail, "pair": pair})
+
+
+@never_cache
+@staff_member_required
+@require_GET
+def pair_list(request: HttpRequest, slug: str) -> HttpResponse:
+    """The campaign's pairs, searched by text or id, origin and system, 50 a page."""
+    campaign = get_object_or_404(Campaign, slug=slug)
+    query = request.GET.get("q", "")[:200]
+    origin = request.GET.get("origin", "")[:100]
+    system = request.GET.get("system", "")[:100]
+    pairs = pair_pages.search(campaign, query, origin, system)
+    page = Paginator(pairs, pair_pages.PAGE_SIZE).get_page(request.GET.get("page"))
+    facets = Pair.objects.filter(campaign=campaign)
+    configs = list(
+        MetricConfig.objects.filter(scores__pair__campaign=campaign)
+        .distinct()
+        .order_by("label")
+        .values_list("pk", "label")
+    )
+    metric = request.GET.get("metric", "")
+    chosen = next((pk for pk, _ in configs if str(pk) == metric), None)
+    context = {
+        "campaign": campaign,
+        "page": page,
+        "rows": pair_pages.pair_rows(list(page.object_list)),
+        "query": query,
+        "origin": origin,
+        "system": system,
+        "origins": sorted(set(facets.exclude(origin="").values_list("origin", flat=True))),
+        "systems": sorted(set(facets.exclude(system="").values_list("system", flat=True))),
+        "configs": configs,
+        "metric": chosen,
+        "disagreements": pair_pages.worst_disagreements(campaign, chosen) if chosen is not None else [],
+    }
+    return render(request, "staff/pairs.html", context)
