@@ -36,6 +36,7 @@ from annotate.models import Campaign, Pair
 from scoring import configs, pending
 from scoring.metrics.base import Metric, MetricUnavailable, ScoreOutcome
 from scoring.models import MetricConfig, Score
+from scoring.score_import import EXTERNAL_QUEUE
 
 logger = logging.getLogger(__name__)
 
@@ -215,6 +216,11 @@ def score_config_batch(
     config = MetricConfig.objects.filter(pk=config_id).first()
     if config is None:
         logger.warning("metric configuration %s no longer exists; %d pairs skipped", config_id, len(pair_ids))
+        pending.clear_queued(config_id, pair_ids)
+        return None
+    if config.queue == EXTERNAL_QUEUE:
+        # Imported scores (scoring.score_import): there is nothing to compute, ever.
+        logger.warning("configuration %s holds imported scores; a worker never computes it", config.label)
         pending.clear_queued(config_id, pair_ids)
         return None
     try:

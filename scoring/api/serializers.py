@@ -90,3 +90,31 @@ class ReportQuerySerializer(serializers.Serializer):
         if start and end and start > end:
             raise serializers.ValidationError({"date_to": f"date_to ({end}) is before date_from ({start})."})
         return attrs
+
+
+class ScoreImportSerializer(serializers.Serializer):
+    """``POST /api/scores/import/`` (multipart): a score file and what is given once for it."""
+
+    campaign = serializers.SlugField(help_text="Slug of the campaign whose pairs the file scores.")
+    file = serializers.FileField(help_text="CSV (header: pair_id or external_id, score) or JSONL, UTF-8.")
+    name = serializers.CharField(max_length=64, help_text="The metric's name, e.g. my_metric.")
+    version = serializers.CharField(max_length=64, help_text="The metric's version, e.g. 1.0.")
+    direction = serializers.ChoiceField(
+        choices=["higher", "lower", "↑", "↓"], default="higher", help_text="higher (↑) or lower (↓) is closer."
+    )
+    threshold = serializers.FloatField(required=False, allow_null=True, help_text="Natural threshold, if any.")
+    options = serializers.JSONField(required=False, help_text="The metric's settings (a JSON object).")
+
+    def validate_options(self, value: object) -> object:
+        if value is not None and not isinstance(value, dict):
+            raise serializers.ValidationError("must be a JSON object")
+        return value
+
+
+class ScoreImportResultSerializer(serializers.Serializer):
+    metric_config = serializers.IntegerField()
+    config_hash = serializers.CharField()
+    metric = serializers.CharField()
+    label = serializers.CharField()  # type: ignore[assignment]  # a field named like Field.label
+    created = serializers.BooleanField(help_text="False: the same file was imported before; nothing changed.")
+    scores = serializers.IntegerField(help_text="Scores stored by this request.")
