@@ -231,7 +231,7 @@ def score_config_batch(
     if metric.config_hash != config.config_hash:
         message = (
             f"configuration mismatch: this worker's settings give {metric.label} with configuration "
-            f"{metric.config()} (hash {metric.config_hash[:12]}), but the task asks for {config.label} with "
+            f"{metric.identity()} (hash {metric.config_hash[:12]}), but the task asks for {config.label} with "
             f"{config.config} (hash {config.config_hash[:12]}); start workers with the same metric settings "
             "as the web process"
         )
