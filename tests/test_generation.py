@@ -235,3 +235,50 @@ def _empty(worker: WorkerProcess) -> int:
     import re
 
     return sum(int(found) for found in re.findall(r"already there, (\d+) empty", worker.log()))
+
+
+@pytest.mark.model
+@pytest.mark.django_db
+def test_end_to_end_generate_judge_score_and_the_system_view_compares_the_generators(tiny_models):
+    from annotate.labels import Label
+    from scoring.analysis.dataset import Filters
+    from scoring.analysis.meta import MetaOptions
+    from scoring.analysis.meta_service import compute
+    from scoring.models import MetricConfig
+    from scoring.score_import import ScoreFileMetric, import_scores
+    from tests.builders import make_judgement, make_volunteer
+
+    campaign = make_campaign(slug="e2e")
+    for i in range(6):
+        make_pair(campaign, source=f"The cat number {i} drinks water in the morning.", origin="mrpc")
+    call_command(
+        "generate_paraphrases",
+        *["--campaign", "e2e", "--count", "6", "--seed", "2", "--max-tokens", "6", "--here"],
+        *["--templates", "naive,vulgar"],
+        stdout=io.StringIO(),
+    )
+    generated = list(Pair.objects.filter(campaign=campaign, origin="generated").order_by("id"))
+    systems = sorted({pair.system for pair in generated})
+    assert systems == ["naive\u00d7tiny[greedy,6tok]", "vulgar\u00d7tiny[greedy,6tok]"]
+    volunteers = [make_volunteer(campaign) for _ in range(2)]
+    for index, pair in enumerate(generated):
+        # The volunteers find the "naive" candidates paraphrases, the "vulgar" ones not.
+        label = Label.SAME_MEANING if pair.system.startswith("naive") else Label.VERY_DIFFERENT
+        for volunteer in volunteers:
+            make_judgement(pair, volunteer, label if index % 5 else Label.MOSTLY_SIMILAR)
+    call_command("score_pairs", "--campaign", "e2e", "--metrics", "lev", "--no-progress", stderr=io.StringIO())
+    mine = "\n".join(["pair_id,score", *(f"{pair.pk},{pair.system.startswith('naive'):d}" for pair in generated)])
+    imported = import_scores(campaign, mine.encode(), "s.csv", ScoreFileMetric("oracle", "1")).config
+    meta = compute(
+        campaign.pk,
+        Filters.build("volunteers", "generated", None, None, None, False),
+        MetaOptions(resamples=20, seed=1),
+        use_cache=False,
+    )
+    view = meta["systems"]
+    assert [row["system"] for row in view["systems"]] == systems
+    assert [row["pairs"] for row in view["systems"]] == [
+        sum(pair.system == name for pair in generated) for name in systems
+    ]
+    lev = MetricConfig.objects.get(metric="lev")
+    assert {row["metric"] for row in view["metrics"]} == {lev.pk, imported.pk}
