@@ -2,7 +2,7 @@
 
 from django.urls import path
 
-from scoring.views import dashboard, status
+from scoring.views import bring, dashboard, status
 
 app_name = "scoring"
 
@@ -11,4 +11,6 @@ urlpatterns: list = [
     path("status.json", status.status_json, name="status_json"),
     path("dashboard/", dashboard.dashboard, name="dashboard"),
     path("dashboard/data/", dashboard.dashboard_data, name="dashboard-data"),
+    path("scores/import/", bring.score_import, name="score-import"),
+    path("generate/", bring.generate, name="generate"),
 ]

@@ -155,6 +155,8 @@ def test_staff_hub_lists_campaigns_with_links_and_every_staff_page(staff_client,
         ("/staff/export/", "Exports"),
         ("/api/docs/", "API docs"),
         ("/admin/", "Admin"),
+        ("/staff/scores/import/", "Import scores"),
+        ("/staff/generate/", "Generate candidates"),
         ("/api/", "API root"),
     ]
 
