@@ -282,3 +282,22 @@ def test_end_to_end_generate_judge_score_and_the_system_view_compares_the_genera
     ]
     lev = MetricConfig.objects.get(metric="lev")
     assert {row["metric"] for row in view["metrics"]} == {lev.pk, imported.pk}
+
+
+@pytest.mark.model
+@pytest.mark.django_db
+def test_sampled_decoding_is_reproducible_with_its_seed(tiny_models):
+    sources = ["One cat drinks.", "Two dogs run fast.", "Three birds sing at dawn."]
+
+    def candidates(seed: int) -> list[str]:
+        campaign = make_campaign()
+        generator = Generator(
+            "naive", "tiny", GenerationSettings(sampled=True, temperature=1.0, max_new_tokens=6, seed=seed)
+        )
+        generate_missing(campaign.pk, generator, sources)
+        stored = dict(Pair.objects.filter(campaign=campaign).values_list("source", "hypothesis"))
+        return [stored.get(source, "") for source in sources]
+
+    first = candidates(7)
+    assert first == candidates(7)
+    assert first != candidates(8)

@@ -231,3 +231,19 @@ def test_no_worker_and_no_sweep_ever_computes_an_imported_configuration(settings
     assert runner.score_config_batch(config.pk, [pairs[1].pk, pairs[2].pk]) is None
     assert Score.objects.filter(metric_config=config).count() == 1
     assert not QueuedScore.objects.filter(config_id=config.pk).exists()
+
+
+def test_imported_scores_on_the_dashboard_data_and_in_the_export(client, django_user_model):
+    from tests.export_support import export_text, read_csv
+
+    built = make_scored_campaign()
+    data = _csv([(pair.pk, index / 10) for index, pair in enumerate(built.pairs)])
+    config = import_scores(built.campaign, data, "d.csv", ScoreFileMetric("mine", "2.1")).config
+    client.force_login(django_user_model.objects.create_user("s", password="pw", is_staff=True))
+    body = client.get(f"/staff/dashboard/data/?campaign={built.campaign.slug}").json()
+    assert "mine 2.1 (imported)" in [metric["label"] for metric in body["metrics"]]
+    assert body["results"][str(config.pk)]["all"]["n"] > 0
+    header, rows = read_csv(export_text(built.campaign, "pairs", "csv"))
+    assert "mine 2.1 (imported)" in header
+    by_id = {row["pair_id"]: row for row in rows}
+    assert [by_id[str(pair.pk)]["mine 2.1 (imported)"] for pair in built.pairs[:3]] == ["0.0", "0.1", "0.2"]
