@@ -150,7 +150,10 @@ def _number(value: object) -> float | None:
     if isinstance(value, bool):
         return None
     if isinstance(value, (int, float)):
-        return float(value)
+        try:
+            return float(value)
+        except OverflowError:  # an integer beyond any float
+            return math.inf
     if isinstance(value, str) and value.strip():
         try:
             return float(value.strip())
@@ -192,7 +195,7 @@ def read_scores(campaign: Campaign, data: bytes, filename: str) -> dict[int, flo
         external: str | None = None
         if raw_id not in (None, ""):
             number = _number(raw_id)
-            if number is None or not number.is_integer() or number < 1:
+            if number is None or not number.is_integer() or not 1 <= number < 2**63:
                 problems.append(Problem(line, f"pair_id {raw_id!r} is not a pair id (a positive integer)"))
                 continue
             pair_id = int(number)

@@ -122,6 +122,9 @@ def test_file_level_refusals():
         (_csv([(pair.pk, 1)]), "s.csv", ScoreFileMetric("bleu", "1"), "metric name 'bleu' is a built-in metric's"),
         (_csv([(pair.pk, 1)]), "s.csv", ScoreFileMetric("ok", " "), "metric version is required"),
         (b"\xff\xfe", "s.csv", MINE, "the file is not UTF-8 text"),
+        (b'{"pair_id": 1e30, "score": 1}\n', "s.jsonl", MINE, "line 1: pair_id 1e+30 is not a pair id"),
+        (b'{"pair_id": 1, "score": 1' + b"0" * 400 + b"}\n", "s.jsonl", MINE, "line 1: score 1000"),
+        (b"pair_id,score\n\x00,1\n", "s.csv", MINE, "line 2: pair_id '\\x00' is not a pair id"),
     ]
     for data, name, metric, message in cases:
         with pytest.raises(ScoreImportError) as refused:
