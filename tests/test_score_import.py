@@ -159,7 +159,7 @@ def test_command(tmp_path: Path):
 def test_api(staff_api, user_api):
     campaign = make_campaign(slug="api")
     pair = make_pair(campaign)
-    form = {"campaign": "api", "name": "mine", "version": "1", "direction": "lower", "options": '{"k": 1}'}
+    form = {"campaign": "api", "name": "mine", "version": "1", "direction": "lower"}
 
     def post(client, data: bytes, **extra):
         upload = io.BytesIO(data)
@@ -179,7 +179,7 @@ def test_api(staff_api, user_api):
         "created": True,
         "scores": 1,
     }
-    assert config.config["options"] == {"k": 1} and not config.higher_is_closer
+    assert config.config["options"] == {} and not config.higher_is_closer
     again = post(staff_api, _csv([(pair.pk, 1)]))
     assert again.status_code == 200 and again.json()["created"] is False
     refused = post(staff_api, _csv([(pair.pk, "nan")]), version="2")
