@@ -202,6 +202,9 @@ def test_imported_scores_on_the_report_and_in_the_paired_tests():
     truth = {pair.pk: float(built.truth[pair.pk]) for pair in built.pairs}
     data = _csv([(pk, 1 - value) for pk, value in truth.items()])
     config = import_scores(built.campaign, data, "p.csv", ScoreFileMetric("oracle", "1", higher_is_closer=False)).config
+    # A second version of the same metric: another configuration, compared with the first.
+    noisy = _csv([(pk, value + index % 3) for index, (pk, value) in enumerate(truth.items())])
+    second = import_scores(built.campaign, noisy, "p2.csv", ScoreFileMetric("oracle", "2")).config
     report = campaign_report(built.campaign.pk, resamples=0, use_cache=False)
     mine = next(metric for metric in report["metrics"] if metric["id"] == config.pk)
     assert (mine["label"], mine["arrow"], mine["scores"]) == (
@@ -218,7 +221,12 @@ def test_imported_scores_on_the_report_and_in_the_paired_tests():
     )
     assert config.pk in [metric["id"] for metric in meta["metrics"]]
     paired = [row for row in meta["paired"] if config.pk in (row["metric_a"], row["metric_b"])]
-    assert len(paired) >= 4  # against each of the four computed metrics
+    assert len(paired) >= 5  # against each of the four computed metrics and its other version
+    assert any({row["metric_a"], row["metric_b"]} == {config.pk, second.pk} for row in meta["paired"])
+    assert [m["label"] for m in report["metrics"] if m["id"] in (config.pk, second.pk)] == [
+        "oracle 1 (imported)",
+        "oracle 2 (imported)",
+    ]
 
 
 def test_no_worker_and_no_sweep_ever_computes_an_imported_configuration(settings):
