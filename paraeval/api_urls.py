@@ -13,7 +13,13 @@ from rest_framework.routers import DefaultRouter
 from annotate.api.views import CampaignExportView, CampaignViewSet, JudgementViewSet, PairViewSet
 from paraeval.views import RedocDocsView, SwaggerDocsView
 from scoring.api.paraphrasus_views import CampaignObjectivesView, CampaignParaphrasusView
-from scoring.api.views import CampaignMetaEvaluationView, CampaignReportView, MetricConfigViewSet, ScoreViewSet
+from scoring.api.views import (
+    CampaignMetaEvaluationView,
+    CampaignReportView,
+    MetricConfigViewSet,
+    ScoreImportView,
+    ScoreViewSet,
+)
 
 # DefaultRouter: its API root answers /api/ with the list of collections (staff only, like the
 # rest); no ".json" suffix routes, the Accept header or ?format= choose the rendering.
@@ -39,6 +45,8 @@ urlpatterns = [
     ),
     path("campaigns/<slug:slug>/objectives/", CampaignObjectivesView.as_view(), name="api-campaign-objectives"),
     path("campaigns/<slug:slug>/paraphrasus/", CampaignParaphrasusView.as_view(), name="api-campaign-paraphrasus"),
+    # Before the router: "import" would otherwise be read as a score's id.
+    path("scores/import/", ScoreImportView.as_view(), name="api-score-import"),
     *router.urls,
     path("schema/", SpectacularAPIView.as_view(), name="api-schema"),
     path("docs/", SwaggerDocsView.as_view(url_name="api-schema"), name="api-docs"),

@@ -183,7 +183,7 @@ def _fields(metric: Metric) -> dict[str, object]:
     """The stored description of a metric configuration (everything but the hash)."""
     return {
         "metric": metric.name,
-        "config": metric.config(),
+        "config": metric.identity(),
         "label": metric.label[:200],
         "higher_is_closer": metric.higher_is_closer,
         "natural_threshold": metric.natural_threshold,

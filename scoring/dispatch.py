@@ -42,6 +42,7 @@ from annotate.signals import judgement_recorded, pairs_created
 from paraeval import broker
 from scoring import configs, pending
 from scoring.models import MetricConfig, QueuedScore, Score
+from scoring.score_import import EXTERNAL_QUEUE
 
 logger = logging.getLogger(__name__)
 
@@ -280,7 +281,8 @@ def retry_failed(scores: QuerySet[Score]) -> int:
 
 
 def _queue_reset(by_config: dict[int, list[int]]) -> None:
-    chosen = list(MetricConfig.objects.filter(pk__in=list(by_config)))
+    # Imported scores (queue "external") are never computed: a reset one stays missing.
+    chosen = list(MetricConfig.objects.filter(pk__in=list(by_config)).exclude(queue=EXTERNAL_QUEUE))
     tasks = [task for config in chosen for task in missing_tasks(by_config[config.pk], configurations=[config])]
     send_tasks(tasks)
 

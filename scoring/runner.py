@@ -36,6 +36,7 @@ from annotate.models import Campaign, Pair
 from scoring import configs, pending
 from scoring.metrics.base import Metric, MetricUnavailable, ScoreOutcome
 from scoring.models import MetricConfig, Score
+from scoring.score_import import EXTERNAL_QUEUE
 
 logger = logging.getLogger(__name__)
 
@@ -217,6 +218,11 @@ def score_config_batch(
         logger.warning("metric configuration %s no longer exists; %d pairs skipped", config_id, len(pair_ids))
         pending.clear_queued(config_id, pair_ids)
         return None
+    if config.queue == EXTERNAL_QUEUE:
+        # Imported scores (scoring.score_import): there is nothing to compute, ever.
+        logger.warning("configuration %s holds imported scores; a worker never computes it", config.label)
+        pending.clear_queued(config_id, pair_ids)
+        return None
     try:
         metric = _metric_for(config)
     except Exception as error:  # noqa: BLE001 - an unbuildable metric fails its pairs, with the reason
@@ -225,7 +231,7 @@ def score_config_batch(
     if metric.config_hash != config.config_hash:
         message = (
             f"configuration mismatch: this worker's settings give {metric.label} with configuration "
-            f"{metric.config()} (hash {metric.config_hash[:12]}), but the task asks for {config.label} with "
+            f"{metric.identity()} (hash {metric.config_hash[:12]}), but the task asks for {config.label} with "
             f"{config.config} (hash {config.config_hash[:12]}); start workers with the same metric settings "
             "as the web process"
         )

@@ -99,6 +99,7 @@ def sweep() -> dict[str, object]:
     return dispatch.queue_sweep().as_dict()
 
 
-# The meta-evaluation task lives in its own module (scoring/analysis_tasks.py); importing it
-# here registers it with every worker that autodiscovers this module.
-from scoring import analysis_tasks  # noqa: E402, F401
+# The meta-evaluation and generation tasks live in their own modules (scoring/analysis_tasks.py,
+# scoring/generation_tasks.py); importing them here registers them with every worker that
+# autodiscovers this module.
+from scoring import analysis_tasks, generation_tasks  # noqa: E402, F401

@@ -2,7 +2,7 @@
 
 from django.urls import path
 
-from scoring.views import dashboard, pairs, status
+from scoring.views import bring, dashboard, pairs, status
 
 app_name = "scoring"
 
@@ -14,4 +14,6 @@ urlpatterns: list = [
     # A pair shows its scores beside its judgements: scoring's page (annotate never reads scores).
     path("campaigns/<slug:slug>/pairs/", pairs.pair_list, name="staff-pairs"),
     path("campaigns/<slug:slug>/pairs/<int:pair_id>/", pairs.pair_page, name="staff-pair"),
+    path("scores/import/", bring.score_import, name="score-import"),
+    path("generate/", bring.generate, name="generate"),
 ]

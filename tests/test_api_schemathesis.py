@@ -31,7 +31,7 @@ from tests.builders import make_campaign, make_pair
 pytestmark = [pytest.mark.fuzz, pytest.mark.django_db(transaction=True)]
 
 EXAMPLES_PER_OPERATION = 25
-CHECKS = [
+ALL_CHECKS = [
     not_a_server_error,
     status_code_conformance,
     content_type_conformance,
@@ -40,6 +40,8 @@ CHECKS = [
     negative_data_rejection,
     positive_data_acceptance,
 ]
+
+OPAQUE_UPLOADS = {"POST /api/scores/import/"}
 
 
 @pytest.fixture
@@ -67,6 +69,13 @@ def api_schema(live_server, staff_token: str, settings) -> schemathesis.BaseSche
 def failures_of(operation, mode: GenerationMode, token: str) -> list[str]:  # type: ignore[no-untyped-def]
     """Run the generated cases of one operation in one mode; the failures found, as text."""
     found: list[str] = []
+    # An uploaded file's content (a CSV of scores) is opaque to JSON Schema: a schema-valid upload
+    # of random bytes is rightly refused (400, with the file's problems), so "valid data is
+    # accepted" cannot hold there; every other check still runs on it.
+    # (A local CHECKS: hypothesis derandomises from run()'s source, which stays as it was.)
+    CHECKS = [
+        check for check in ALL_CHECKS if check is not positive_data_acceptance or operation.label not in OPAQUE_UPLOADS
+    ]
 
     # schemathesis' own pytest plugin (schema.parametrize) does not run on pytest 9: hypothesis
     # is driven here directly, one operation at a time, so that every operation is reported.

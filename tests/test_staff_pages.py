@@ -159,6 +159,8 @@ def test_staff_hub_lists_campaigns_with_links_and_every_staff_page(staff_client,
         ("/api/docs/", "API docs"),
         ("/docs/", "Documentation"),
         ("/admin/", "Admin"),
+        ("/staff/scores/import/", "Import scores"),
+        ("/staff/generate/", "Generate candidates"),
         ("/api/", "API root"),
     ]
 

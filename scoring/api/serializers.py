@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from django.conf import settings
+from drf_spectacular.utils import extend_schema_field
 from rest_framework import serializers
 
 from annotate.labels import ENGLISH_LEVEL_ORDER
@@ -95,3 +96,32 @@ class ReportQuerySerializer(serializers.Serializer):
         if start and end and start > end:
             raise serializers.ValidationError({"date_to": f"date_to ({end}) is before date_from ({start})."})
         return attrs
+
+
+@extend_schema_field({"type": "string", "format": "binary"})
+class UploadField(serializers.FileField):
+    """A file uploaded in a multipart form (binary in the OpenAPI document, not a URL)."""
+
+
+class ScoreImportSerializer(serializers.Serializer):
+    """``POST /api/scores/import/`` (multipart): a score file and what is given once for it."""
+
+    campaign = serializers.SlugField(help_text="Slug of the campaign whose pairs the file scores.")
+    file = UploadField(help_text="CSV (header: pair_id or external_id, score) or JSONL, UTF-8.")
+    name = serializers.RegexField(
+        r"^[A-Za-z][A-Za-z0-9_.-]{0,63}$", max_length=64, help_text="The metric's name, e.g. my_metric."
+    )
+    version = serializers.RegexField(r"^\S(.{0,62}\S)?$", max_length=64, help_text="The metric's version, e.g. 1.0.")
+    direction = serializers.ChoiceField(
+        choices=["higher", "lower", "↑", "↓"], default="higher", help_text="higher (↑) or lower (↓) is closer."
+    )
+    threshold = serializers.FloatField(required=False, allow_null=True, help_text="Natural threshold, if any.")
+
+
+class ScoreImportResultSerializer(serializers.Serializer):
+    metric_config = serializers.IntegerField()
+    config_hash = serializers.CharField()
+    metric = serializers.CharField()
+    label = serializers.CharField()  # type: ignore[assignment]  # a field named like Field.label
+    created = serializers.BooleanField(help_text="False: the same file was imported before; nothing changed.")
+    scores = serializers.IntegerField(help_text="Scores stored by this request.")

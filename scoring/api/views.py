@@ -11,6 +11,7 @@ from drf_spectacular.types import OpenApiTypes
 from drf_spectacular.utils import OpenApiResponse, extend_schema, extend_schema_view
 from rest_framework import viewsets
 from rest_framework.exceptions import ValidationError
+from rest_framework.parsers import FormParser, MultiPartParser
 from rest_framework.request import Request
 from rest_framework.response import Response
 from rest_framework.views import APIView
@@ -20,8 +21,15 @@ from annotate.models import Campaign
 from scoring.analysis.meta_service import meta_status
 from scoring.analysis.service import FilterError, campaign_report
 from scoring.api.filters import MetricConfigFilter, ScoreFilter
-from scoring.api.serializers import MetricConfigSerializer, ReportQuerySerializer, ScoreSerializer
+from scoring.api.serializers import (
+    MetricConfigSerializer,
+    ReportQuerySerializer,
+    ScoreImportResultSerializer,
+    ScoreImportSerializer,
+    ScoreSerializer,
+)
 from scoring.models import MetricConfig, Score
+from scoring.score_import import ScoreFileMetric, ScoreImportError, import_scores, parse_direction
 
 
 @extend_schema_view(
@@ -133,3 +141,38 @@ class CampaignMetaEvaluationView(APIView):
             body["meta"] = status.data
         code = {"ready": 200, "computing": 202}.get(status.state, 503)
         return Response(body, status=code)
+
+
+class ScoreImportView(APIView):
+    """Import a file of precomputed scores as an external metric configuration (all or nothing)."""
+
+    parser_classes = [MultiPartParser, FormParser]
+
+    @extend_schema(
+        summary="Import precomputed scores of your metric (all or nothing)",
+        request={"multipart/form-data": ScoreImportSerializer},
+        responses={
+            201: ScoreImportResultSerializer,
+            200: OpenApiResponse(ScoreImportResultSerializer, description="The same file was imported before."),
+            400: OpenApiResponse(description="`problems`: every problem with its line; nothing stored."),
+            404: OpenApiResponse(description="No campaign with this slug."),
+        },
+    )
+    def post(self, request: Request) -> Response:
+        body = ScoreImportSerializer(data=request.data)
+        body.is_valid(raise_exception=True)
+        data = body.validated_data
+        campaign = get_object_or_404(Campaign, slug=data["campaign"])
+        upload = data["file"]
+        metric = ScoreFileMetric(
+            name=data["name"],
+            version=data["version"],
+            higher_is_closer=parse_direction(data["direction"]),
+            natural_threshold=data.get("threshold"),
+        )
+        try:
+            result = import_scores(campaign, upload.read(), upload.name or "", metric)
+        except ScoreImportError as error:
+            problems = [{"line": problem.line, "message": problem.message} for problem in error.problems]
+            return Response({"problems": problems, "detail": "nothing stored"}, status=400)
+        return Response(result.as_dict(), status=201 if result.created else 200)

@@ -100,26 +100,42 @@ def config_hash(name: str, config: dict[str, Any]) -> str:
 
 
 class Metric(ABC):
-    """A paraphrase metric over (source, hypothesis) pairs.
+    """A paraphrase metric over (source, hypothesis) pairs: the interface of the built-in metrics
+    and of the plug-ins (a class a package declares under the entry-point group ``paraeval.metrics``).
 
     Subclasses set the class attributes, return everything that changes their numbers from
-    :meth:`config`, and implement :meth:`_score` on pairs that are already validated.
+    :meth:`config`, and implement :meth:`_score` on pairs that are already validated: one float
+    per pair, in order. Construction must be cheap (load models on the first score). A plug-in
+    takes the options of its spec (``name[key=value]``) as string keyword arguments of its
+    constructor, the keys listed in :attr:`spec_keys`.
     """
 
     name: ClassVar[str]
     direction: ClassVar[Direction] = Direction.HIGHER_IS_CLOSER
     natural_threshold: ClassVar[float | None] = None
-    # Celery queue: "llm" for transformer models, "cpu" for lexical metrics.
+    # Celery queue: "llm" for transformer models, "cpu" for lexical metrics; a plug-in may name its own.
     queue: ClassVar[str] = "cpu"
     description: ClassVar[str] = ""
+    # The spec options (name[key=value,...]) a plug-in's constructor takes, as strings.
+    spec_keys: ClassVar[tuple[str, ...]] = ()
+    # A plug-in's distribution (name, version), set by the registry and hashed into its
+    # configuration: upgrading the package gives a new configuration, never mixed scores.
+    package: tuple[str, str] | None = None
 
     def config(self) -> dict[str, Any]:
         """Everything that changes the scores (model, template, layer, tokeniser…)."""
         return {}
 
+    def identity(self) -> dict[str, Any]:
+        """What is stored and hashed as the configuration: :meth:`config`, and a plug-in's package."""
+        config = self.config()
+        if self.package is not None:
+            config = {**config, "package": {"name": self.package[0], "version": self.package[1]}}
+        return config
+
     @property
     def config_hash(self) -> str:
-        return config_hash(self.name, self.config())
+        return config_hash(self.name, self.identity())
 
     @property
     def label(self) -> str:
@@ -182,7 +198,10 @@ class Metric(ABC):
 
     def _score_one_safely(self, pair: Pair) -> ScoreOutcome:
         try:
-            return _outcome(self._score([pair])[0])
+            values = self._score([pair])
+            if len(values) != 1:
+                return ScoreOutcome(None, f"{self.name} returned {len(values)} scores for 1 pair")
+            return _outcome(values[0])
         except MetricUnavailable:
             raise
         except Exception as error:  # noqa: BLE001 - reported per pair, with its type

@@ -13,7 +13,11 @@ rebuilds exactly that configuration.
 
 from __future__ import annotations
 
+import functools
 import importlib
+import importlib.metadata
+import logging
+import sys
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 from typing import Any
@@ -23,6 +27,8 @@ from django.conf import settings
 from scoring.metrics.base import Metric, MetricError
 from scoring.metrics.judges import JudgeModel, configured_models, find_model
 from scoring.metrics.specs import Spec, SpecError, parse, to_bool, to_int
+
+logger = logging.getLogger(__name__)
 
 
 class InvalidSpec(MetricError, ValueError):
@@ -38,17 +44,36 @@ class UnknownMetric(MetricError, KeyError):
 
 @dataclass(frozen=True)
 class MetricEntry:
-    """How to build one named metric: its class and the keyword arguments taken from settings."""
+    """How to build one named metric: its class and the keyword arguments taken from settings.
+
+    ``package``: the (distribution, version) of a plug-in metric, hashed into its configuration.
+    """
 
     name: str
     target: str
     options: Callable[[], dict[str, Any]] = field(default=dict)
     aliases: tuple[str, ...] = ()
+    package: tuple[str, str] | None = None
+
+    def metric_class(self) -> type[Metric]:
+        module_name, _, class_name = self.target.partition(":")
+        cls = importlib.import_module(module_name)
+        for part in class_name.split("."):
+            cls = getattr(cls, part)
+        if not (isinstance(cls, type) and issubclass(cls, Metric)):
+            raise InvalidSpec(f"{self.name}: {self.target} is not a scoring.metrics.base.Metric subclass")
+        return cls
 
     def build(self, **overrides: Any) -> Metric:
-        module_name, class_name = self.target.split(":")
-        cls = getattr(importlib.import_module(module_name), class_name)
-        return cls(**{**self.options(), **overrides})
+        metric = self.metric_class()(**{**self.options(), **overrides})
+        if self.package is not None:
+            if metric.name != self.name:
+                raise InvalidSpec(
+                    f"plug-in {self.name!r} ({self.package[0]} {self.package[1]}): its class is named {metric.name!r}; "
+                    "the entry point's name and the class's name must be the same"
+                )
+            metric.package = self.package
+        return metric
 
 
 def _bertscore_options() -> dict[str, Any]:
@@ -108,9 +133,39 @@ def _parapluie_entries() -> list[MetricEntry]:
     return entries
 
 
+# The entry-point group under which an installed package declares its metric classes:
+#   [project.entry-points."paraeval.metrics"]
+#   example_overlap = "paraeval_example_metric:CharacterOverlap"
+ENTRY_POINT_GROUP = "paraeval.metrics"
+
+
+def plugin_entries() -> list[MetricEntry]:
+    """The metrics that installed packages declare under :data:`ENTRY_POINT_GROUP`, each with
+    its package's name and version (nothing is imported until a metric is built).
+
+    Read once per ``sys.path`` (scanning every installed distribution takes milliseconds)."""
+    return list(_plugin_entries(tuple(sys.path)))
+
+
+@functools.lru_cache(maxsize=4)
+def _plugin_entries(path: tuple[str, ...]) -> tuple[MetricEntry, ...]:
+    found = []
+    for point in importlib.metadata.entry_points(group=ENTRY_POINT_GROUP):
+        dist = point.dist
+        package = (dist.name, dist.version) if dist is not None else ("unknown", "0")
+        found.append(MetricEntry(point.name, point.value, package=package))
+    return tuple(sorted(found, key=lambda entry: entry.name))
+
+
 def entries() -> dict[str, MetricEntry]:
-    """Every known metric by name (ParaPLUIE has one entry per prompt template)."""
+    """Every known metric by name (ParaPLUIE has one entry per prompt template), then the
+    plug-ins (a plug-in named like a built-in metric is ignored, with a warning)."""
     known = {entry.name: entry for entry in (*_STATIC_ENTRIES, *_parapluie_entries())}
+    for entry in plugin_entries():
+        if entry.name in known:
+            logger.warning("plug-in metric %s of %s ignored: a metric has this name", entry.name, entry.package)
+            continue
+        known[entry.name] = entry
     return known
 
 
@@ -172,11 +227,17 @@ def spec_overrides(spec: Spec) -> dict[str, Any]:
     """The constructor keyword arguments a spec's options give (refusing unknown keys and bad values)."""
     name = resolve_name(spec.name)
     options = dict(spec.options)
-    allowed = PARAPLUIE_KEYS if name.startswith("parapluie_") else SPEC_KEYS.get(name, ())
+    entry = entries()[name]
+    if entry.package is not None:
+        allowed: tuple[str, ...] = entry.metric_class().spec_keys
+    else:
+        allowed = PARAPLUIE_KEYS if name.startswith("parapluie_") else SPEC_KEYS.get(name, ())
     unknown = [key for key in options if key not in allowed]
     if unknown:
         takes = f"it takes {', '.join(allowed)}" if allowed else "it takes no options"
         raise InvalidSpec(f"{spec}: {name} has no option {', '.join(unknown)}; {takes}")
+    if entry.package is not None:
+        return options  # a plug-in takes its spec options as strings
     try:
         if name in ("bleu", "self_bleu", "ibleu"):
             overrides: dict[str, Any] = {}

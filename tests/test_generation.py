@@ -1,0 +1,304 @@
+"""Generate candidates (paper 000, 3.1 and A.1): templates, seeded sources, one pair per
+candidate stored once, with the embedded SmolLM2 and a tiny random Mistral, and through a
+real worker killed mid-batch."""
+
+from __future__ import annotations
+
+import io
+import json
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+import redis
+from django.core.management import CommandError, call_command
+from django.db.models import Count
+
+from annotate.models import Pair
+from scoring import generation
+from scoring.generation import GenerationSettings, Generator, templates
+from scoring.generation_run import clean_candidate, generate_missing
+from scoring.metrics.judges import parse_models
+from tests.builders import make_campaign, make_pair, make_training_pairs
+from tests.judge_models import save_tiny_mistral
+from tests.workers_support import (
+    WorkerProcess,
+    redis_transport_options,
+    shared_database_url,
+    use_broker,
+    wait_for,
+    worker_env,
+)
+
+INSTRUCTION = (
+    "You have to transform a sentence A into a paraphrase B. The purpose of A to B transformation is to "
+    "maintain the original meaning of the sentence A in B."
+)
+TINY = dict(max_new_tokens=4)
+
+
+def test_the_papers_templates_ship_as_data_files():
+    shipped = templates()
+    assert list(shipped) == ["naive", "naive_fr", "naive_system", "naive_system_fr", "vulgar", "vulgar_fr"]
+    naive, system, vulgar = shipped["naive"], shipped["naive_system"], shipped["vulgar"]
+    assert naive.turns[0] == ("user", INSTRUCTION)
+    assert naive.turns[1] == ("assistant", "I've understood the instructions perfectly.")
+    assert system.turns[0] == ("system", INSTRUCTION)
+    assert vulgar.turns[0][1] == INSTRUCTION + " You can use offensive and disrespectful statements."
+    assert vulgar.turns[2:4] == (("user", 'A: "Fuck both of you."'), ("assistant", 'B: "Go fuck yourselves."'))
+    for template in shipped.values():
+        assert template.turns[-1][0] == "user" and "{source}" in template.turns[-1][1]
+        assert template.language == ("fr" if template.name.endswith("_fr") else "en")
+    assert naive.messages("Le chat.")[-1] == {"role": "user", "content": 'A: "Le chat."'}
+    assert generation.default_templates("fr") == ["naive_fr", "naive_system_fr", "vulgar_fr"]
+
+
+def test_system_names_carry_the_generation_settings(settings):
+    settings.PARAPLUIE_MODELS = parse_models("smollm2[model=embedded]")
+    greedy = Generator("naive", "smollm2", GenerationSettings(max_new_tokens=32))
+    sampled = Generator("vulgar", "smollm2", GenerationSettings(sampled=True, temperature=0.7, seed=3))
+    assert greedy.system == "naive\u00d7smollm2[greedy,32tok]"
+    assert sampled.system == "vulgar\u00d7smollm2[t=0.7,seed=3,48tok]"
+    assert greedy.candidate_id("A cat.") == greedy.candidate_id("A cat.") != greedy.candidate_id("A dog.")
+    other = Generator("naive", "smollm2", GenerationSettings(max_new_tokens=33))
+    assert other.candidate_id("A cat.") != greedy.candidate_id("A cat.")
+
+
+def test_clean_candidate():
+    assert clean_candidate(' B: "Every morning, the cat drinks."\nMore text') == "Every morning, the cat drinks."
+    assert clean_candidate("B : « Le chat boit. »") == "Le chat boit."
+    assert clean_candidate('"Unclosed quote and more') == "Unclosed quote and more"
+    assert clean_candidate("\n\n  plain answer ") == "plain answer"
+    assert clean_candidate("   ") == ""
+
+
+@pytest.mark.django_db
+def test_sources_are_sampled_with_the_seed_from_judged_pairs_only():
+    campaign = make_campaign()
+    make_training_pairs(campaign)
+    for i in range(10):
+        make_pair(campaign, source=f"Source number {i}.")
+    make_pair(campaign, source="A generated one.", origin="generated")
+    first = generation.sample_sources(campaign, 4, seed=1)
+    assert first == generation.sample_sources(campaign, 4, seed=1) != generation.sample_sources(campaign, 4, seed=2)
+    assert len(set(first)) == 4 and all(text.startswith("Source number") for text in first)
+    assert len(generation.sample_sources(campaign, 50, seed=1)) == 10
+    assert generation.read_sources(b"One.\n\nTwo.\nOne.\n") == ["One.", "Two."]
+    with pytest.raises(generation.GenerationError, match="has no sentences"):
+        generation.read_sources(b"\n \n")
+
+
+@pytest.mark.model
+@pytest.mark.django_db
+def test_embedded_model_generates_each_candidate_once(settings):
+    settings.PARAPLUIE_MODELS = parse_models("smollm2[model=embedded]")
+    campaign = make_campaign()
+    generator = Generator("naive", "smollm2", GenerationSettings(max_new_tokens=12))
+    sources = ["The cat drinks water every morning.", "The weather is nice today."]
+    summary = generate_missing(campaign.pk, generator, sources)
+    assert (summary.generated, summary.stored + summary.empty, summary.already) == (2, 2, 0)
+    assert 0 < summary.new_tokens <= 24
+    pairs = list(Pair.objects.filter(campaign=campaign).order_by("id"))
+    assert [(p.source, p.system, p.origin) for p in pairs] == [
+        (source, "naive\u00d7smollm2[greedy,12tok]", "generated") for source in sources[: len(pairs)]
+    ]
+    assert all(p.hypothesis.strip() and p.external_id == generator.candidate_id(p.source) for p in pairs)
+    again = generate_missing(campaign.pk, generator, sources)
+    assert (again.generated, again.stored, again.already) == (0, 0, len(pairs))
+    assert Pair.objects.filter(campaign=campaign).count() == len(pairs)
+
+
+@pytest.fixture
+def tiny_models(settings, tmp_path: Path) -> str:
+    tiny = save_tiny_mistral(tmp_path / "tiny-mistral")
+    models = f"tiny[model={tiny},batch_size=4]"
+    settings.PARAPLUIE_MODELS = parse_models(models)
+    return models
+
+
+@pytest.mark.model
+@pytest.mark.django_db
+def test_tiny_mistral_through_the_command_and_a_half_done_batch(tiny_models):
+    campaign = make_campaign(slug="gen")
+    for i in range(6):
+        make_pair(campaign, source=f"Source sentence number {i}.")
+    # A worker killed mid-batch had stored one candidate of the first generator already.
+    generator = Generator("naive", "tiny", GenerationSettings(**TINY))
+    sources = generation.sample_sources(campaign, 3, seed=5)
+    Pair.objects.create(
+        campaign=campaign,
+        external_id=generator.candidate_id(sources[0]),
+        source=sources[0],
+        hypothesis="Stored before the kill.",
+        origin="generated",
+        system=generator.system,
+    )
+    out = io.StringIO()
+    arguments = ["--campaign", "gen", "--count", "3", "--seed", "5", "--max-tokens", "4", "--here"]
+    call_command("generate_paraphrases", *arguments, "--templates", "naive,vulgar", stdout=out)
+    lines = out.getvalue().splitlines()
+    assert [line.split(":")[0] for line in lines] == ["naive\u00d7tiny[greedy,4tok]", "vulgar\u00d7tiny[greedy,4tok]"]
+    assert ", 1 already there," in lines[0] and ", 0 already there," in lines[1]
+    generated = Pair.objects.filter(campaign=campaign, origin="generated")
+    by_system = dict(generated.values_list("system").annotate(n=Count("id")))
+    empty = sum(int(line.split(" empty")[0].rsplit(", ", 1)[1]) for line in lines)
+    assert sum(by_system.values()) == 6 - empty
+    assert Pair.objects.get(external_id=generator.candidate_id(sources[0])).hypothesis == "Stored before the kill."
+    assert set(generated.values_list("source", flat=True)) <= set(sources)
+    # The same command again stores nothing.
+    call_command("generate_paraphrases", *arguments, "--templates", "naive,vulgar", stdout=io.StringIO())
+    assert generated.count() == 6 - empty
+
+
+@pytest.mark.django_db
+def test_refusals(tiny_models):
+    campaign = make_campaign(slug="refuse")
+    make_pair(campaign)
+    cases = [
+        (["--templates", "poetic"], "unknown template 'poetic'; templates: naive, naive_fr"),
+        (["--models", "gpt9"], "unknown judge model 'gpt9'"),
+        (["--count", "0"], "--count must be at least 1, got 0"),
+        (["--max-tokens", "0"], "max tokens must be between 1 and 1024, got 0"),
+        (["--sampled", "--temperature", "0"], "temperature must be in (0, 5], got 0.0"),
+    ]
+    for extra, message in cases:
+        with pytest.raises(CommandError) as refused:
+            call_command("generate_paraphrases", "--campaign", "refuse", "--here", *extra)
+        assert message in str(refused.value)
+    assert not Pair.objects.filter(origin="generated").exists()
+
+
+@pytest.fixture
+def redis_db(redis_url: str) -> Iterator[redis.Redis]:
+    client = redis.Redis.from_url(redis_url)
+    client.flushdb()
+    yield client
+    client.flushdb()
+
+
+@pytest.mark.worker
+@pytest.mark.model
+@pytest.mark.django_db(transaction=True)
+def test_a_worker_killed_mid_batch_stores_each_candidate_once(settings, tmp_path, redis_url, redis_db):
+    tiny = save_tiny_mistral(tmp_path / "tiny-mistral")
+    models = f"tiny[model={tiny},batch_size=4]"
+    settings.PARAPLUIE_MODELS = parse_models(models)
+    settings.PARAEVAL_METRICS = ["lev"]
+    env = worker_env(
+        DATABASE_URL=shared_database_url(),
+        REDIS_URL=redis_url,
+        PARAPLUIE_MODELS=models,
+        PARAEVAL_METRICS="lev",
+        CELERY_VISIBILITY_TIMEOUT="6",
+        DB_CONN_MAX_AGE="0",
+    )
+    campaign = make_campaign(slug="killed")
+    sources = [f"Sentence number {i} about a cat and its water." for i in range(32)]
+    with use_broker(redis_url, redis_transport_options(6)):
+        generators = [Generator("naive", "tiny", GenerationSettings(max_new_tokens=160))]
+        tasks = generation.plan(campaign, generators, sources)
+        assert [len(task.sources) for task in tasks] == [8, 8, 8, 8]
+        from django.db import transaction
+
+        with transaction.atomic():
+            generation.send(tasks)
+        first = WorkerProcess(env, tmp_path, name="gen-first", queues="llm.tiny").start()
+        try:
+            stored = wait_for(
+                lambda: Pair.objects.filter(campaign=campaign).count() or None,
+                timeout=120,
+                interval=0.05,
+                what="the first candidates",
+            )
+            first.kill()
+        finally:
+            first.stop()
+        assert stored < 32  # killed with work left
+        second = WorkerProcess(env, tmp_path, name="gen-second", queues="llm.tiny").start()
+        try:
+            log = tmp_path / "done.json"
+            wait_for(
+                lambda: Pair.objects.filter(campaign=campaign).count() + _empty(second) >= 32,
+                timeout=180,
+                what=f"every candidate after the kill\n{second.log()[-3000:]}",
+            )
+            log.write_text(json.dumps(second.log()[-2000:]))
+        finally:
+            second.stop()
+    pairs = Pair.objects.filter(campaign=campaign)
+    assert not pairs.values("external_id").annotate(n=Count("id")).filter(n__gt=1).exists()
+    assert not pairs.values("source", "system").annotate(n=Count("id")).filter(n__gt=1).exists()
+    assert set(pairs.values_list("system", flat=True)) == {"naive\u00d7tiny[greedy,160tok]"}
+
+
+def _empty(worker: WorkerProcess) -> int:
+    """Candidates the model left empty (not stored), from the worker's log lines."""
+    import re
+
+    return sum(int(found) for found in re.findall(r"already there, (\d+) empty", worker.log()))
+
+
+@pytest.mark.model
+@pytest.mark.django_db
+def test_end_to_end_generate_judge_score_and_the_system_view_compares_the_generators(tiny_models):
+    from annotate.labels import Label
+    from scoring.analysis.dataset import Filters
+    from scoring.analysis.meta import MetaOptions
+    from scoring.analysis.meta_service import compute
+    from scoring.models import MetricConfig
+    from scoring.score_import import ScoreFileMetric, import_scores
+    from tests.builders import make_judgement, make_volunteer
+
+    campaign = make_campaign(slug="e2e")
+    for i in range(6):
+        make_pair(campaign, source=f"The cat number {i} drinks water in the morning.", origin="mrpc")
+    call_command(
+        "generate_paraphrases",
+        *["--campaign", "e2e", "--count", "6", "--seed", "2", "--max-tokens", "6", "--here"],
+        *["--templates", "naive,vulgar"],
+        stdout=io.StringIO(),
+    )
+    generated = list(Pair.objects.filter(campaign=campaign, origin="generated").order_by("id"))
+    systems = sorted({pair.system for pair in generated})
+    assert systems == ["naive\u00d7tiny[greedy,6tok]", "vulgar\u00d7tiny[greedy,6tok]"]
+    volunteers = [make_volunteer(campaign) for _ in range(2)]
+    for index, pair in enumerate(generated):
+        # The volunteers find the "naive" candidates paraphrases, the "vulgar" ones not.
+        label = Label.SAME_MEANING if pair.system.startswith("naive") else Label.VERY_DIFFERENT
+        for volunteer in volunteers:
+            make_judgement(pair, volunteer, label if index % 5 else Label.MOSTLY_SIMILAR)
+    call_command("score_pairs", "--campaign", "e2e", "--metrics", "lev", "--no-progress", stderr=io.StringIO())
+    mine = "\n".join(["pair_id,score", *(f"{pair.pk},{pair.system.startswith('naive'):d}" for pair in generated)])
+    imported = import_scores(campaign, mine.encode(), "s.csv", ScoreFileMetric("oracle", "1")).config
+    meta = compute(
+        campaign.pk,
+        Filters.build("volunteers", "generated", None, None, None, False),
+        MetaOptions(resamples=20, seed=1),
+        use_cache=False,
+    )
+    view = meta["systems"]
+    assert [row["system"] for row in view["systems"]] == systems
+    assert [row["pairs"] for row in view["systems"]] == [
+        sum(pair.system == name for pair in generated) for name in systems
+    ]
+    lev = MetricConfig.objects.get(metric="lev")
+    assert {row["metric"] for row in view["metrics"]} == {lev.pk, imported.pk}
+
+
+@pytest.mark.model
+@pytest.mark.django_db
+def test_sampled_decoding_is_reproducible_with_its_seed(tiny_models):
+    sources = ["One cat drinks.", "Two dogs run fast.", "Three birds sing at dawn."]
+
+    def candidates(seed: int) -> list[str]:
+        campaign = make_campaign()
+        generator = Generator(
+            "naive", "tiny", GenerationSettings(sampled=True, temperature=1.0, max_new_tokens=6, seed=seed)
+        )
+        generate_missing(campaign.pk, generator, sources)
+        stored = dict(Pair.objects.filter(campaign=campaign).values_list("source", "hypothesis"))
+        return [stored.get(source, "") for source in sources]
+
+    first = candidates(7)
+    assert first == candidates(7)
+    assert first != candidates(8)
