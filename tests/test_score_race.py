@@ -10,6 +10,7 @@ SQLite serialises writers and cannot show the race, so the test is skipped there
 from __future__ import annotations
 
 import threading
+from typing import Any
 from unittest import mock
 
 import pytest
@@ -33,7 +34,7 @@ def test_two_stores_of_the_same_scores_racing_leave_one_row_each(require_postgre
     insert = Score.objects.bulk_create
     errors: list[BaseException] = []
 
-    def insert_after_both_have_read(*args, **kwargs):  # type: ignore[no-untyped-def]
+    def insert_after_both_have_read(*args: Any, **kwargs: Any) -> Any:
         barrier.wait(timeout=30)  # both have read "missing": both insert
         return insert(*args, **kwargs)
 
