@@ -200,7 +200,7 @@ def queue_missing(pair_ids: Iterable[int]) -> DispatchResult:
     total = DispatchResult()
     ids = pair_ids if isinstance(pair_ids, list) else list(pair_ids)
     # An import's ids come sorted and unique: no second copy of 900,000 ints for nothing.
-    if any(later <= earlier for earlier, later in zip(ids, itertools.islice(ids, 1, None))):
+    if any(later <= earlier for earlier, later in itertools.pairwise(ids)):
         ids = sorted(set(ids))
     for chunk in pending.chunked(ids, DISPATCH_ROUND):
         result = send_tasks(missing_tasks(chunk))
