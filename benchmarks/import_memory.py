@@ -74,15 +74,15 @@ WORDS = [
 ]
 
 
-def sentence(rng: random.Random) -> str:
-    """A sentence of 12-28 words, with a comma now and then (so some cells are quoted)."""
-    words = rng.choices(WORDS, k=rng.randint(12, 28))
+def sentence(rng: random.Random, words_range: tuple[int, int] = (12, 28)) -> str:
+    """A sentence of 12-28 words (or ``words_range``), with a comma now and then (some cells quoted)."""
+    words = rng.choices(WORDS, k=rng.randint(*words_range))
     if rng.random() < 0.2:
         words[rng.randrange(1, len(words))] += ","
     return " ".join(words).capitalize() + "."
 
 
-def write_csv(path: Path, megabytes: float, seed: int = 7) -> int:
+def write_csv(path: Path, megabytes: float, seed: int = 7, words_range: tuple[int, int] = (12, 28)) -> int:
     """Write a CSV of about ``megabytes`` MiB with id, source, hypothesis, label and system columns;
     return its number of rows."""
     import csv
@@ -95,7 +95,8 @@ def write_csv(path: Path, megabytes: float, seed: int = 7) -> int:
         writer.writerow(["id", "source", "hypothesis", "label", "system"])
         while handle.tell() < target:
             rows += 1
-            writer.writerow([f"g{rows}", sentence(rng), sentence(rng), rng.randint(0, 1), f"system-{rows % 7}"])
+            source, hypothesis = sentence(rng, words_range), sentence(rng, words_range)
+            writer.writerow([f"g{rows}", source, hypothesis, rng.randint(0, 1), f"system-{rows % 7}"])
     return rows
 
 
@@ -158,10 +159,14 @@ def drop(admin_url: str | None) -> None:
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--megabytes", type=float, default=200.0, help="size of the generated CSV (MiB)")
+    parser.add_argument(
+        "--words", default="12-28", help="words per sentence, MIN-MAX (10-23: about 900,000 pairs in 201 MiB)"
+    )
     options = parser.parse_args()
+    low, _, high = options.words.partition("-")
     with tempfile.TemporaryDirectory(prefix="paraeval-import-memory-") as folder:
         csv_path = Path(folder) / "pairs.csv"
-        rows = write_csv(csv_path, options.megabytes)
+        rows = write_csv(csv_path, options.megabytes, words_range=(int(low), int(high)))
         size = csv_path.stat().st_size
         url, admin_url = database_url(Path(folder))
         env = {**os.environ, "DATABASE_URL": url, "SECRET_KEY": "import-memory-benchmark"}
@@ -194,6 +199,7 @@ def main() -> None:
         for share in (0.1, 0.2, 0.3, 0.4, 0.5, 0.6, 0.7, 0.8, 0.9, 1.0):
             moment, rss = samples[min(len(samples) - 1, int(share * (len(samples) - 1)))]
             print(f"    at {moment:6.1f} s: {rss / MIB:7.1f} MiB")
+        print(f"  largest sample: {max(rss for _, rss in samples) / MIB:,.1f} MiB")
     metrics = os.environ.get("PARAEVAL_METRICS", "(default)")
     print(f"  PARAEVAL_METRICS={metrics}; the new pairs' scores are queued as the command does")
 
