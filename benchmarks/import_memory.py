@@ -1,12 +1,12 @@
-"""Peak memory of ``import_file`` on a large generated CSV, as a ratio to the file's size.
+"""Peak memory of ``manage.py import_pairs`` on a large generated CSV, measured as the command runs.
 
 Generates a CSV of ``--megabytes`` (default 200) in a temporary folder (never in the
 repository), migrates a throw-away database (``bench_import_memory`` on the PostgreSQL server
 of ``DATABASE_URL``, or a SQLite file in the temporary folder without it), then imports the
-file in a fresh subprocess and reports that process's peak resident memory (``ru_maxrss``):
-in all, above what the process held before the import (Django loaded, connected), and both
-as a ratio to the file's size. The receivers of ``pairs_created`` (scoring's dispatch) are set
-aside: their cost is the scoring's, not the importer's.
+file with the command a user runs (``manage.py import_pairs FILE --campaign memory --create``,
+the scores of the new pairs queued after the commit, as always) and reports the command's peak
+resident memory, the kernel's high-water mark from ``wait4``, with its resident memory sampled
+while it runs (after start-up, then at each quarter of the run).
 
     DATABASE_URL=postgres://postgres@127.0.0.1:5432/paraeval .venv/bin/python benchmarks/import_memory.py
     .venv/bin/python benchmarks/import_memory.py --megabytes 20
@@ -15,10 +15,8 @@ aside: their cost is the scoring's, not the importer's.
 from __future__ import annotations
 
 import argparse
-import json
 import os
 import random
-import resource
 import subprocess
 import sys
 import tempfile
@@ -26,7 +24,7 @@ import time
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
-BENCH_DATABASE = "bench_import_memory"
+BENCH_DATABASE = f"bench_import_memory_{os.getpid()}"  # two runs on one server never collide
 MIB = 1024 * 1024
 WORDS = [
     "the",
@@ -76,15 +74,15 @@ WORDS = [
 ]
 
 
-def sentence(rng: random.Random) -> str:
-    """A sentence of 12-28 words, with a comma now and then (so some cells are quoted)."""
-    words = rng.choices(WORDS, k=rng.randint(12, 28))
+def sentence(rng: random.Random, words_range: tuple[int, int] = (12, 28)) -> str:
+    """A sentence of 12-28 words (or ``words_range``), with a comma now and then (some cells quoted)."""
+    words = rng.choices(WORDS, k=rng.randint(*words_range))
     if rng.random() < 0.2:
         words[rng.randrange(1, len(words))] += ","
     return " ".join(words).capitalize() + "."
 
 
-def write_csv(path: Path, megabytes: float, seed: int = 7) -> int:
+def write_csv(path: Path, megabytes: float, seed: int = 7, words_range: tuple[int, int] = (12, 28)) -> int:
     """Write a CSV of about ``megabytes`` MiB with id, source, hypothesis, label and system columns;
     return its number of rows."""
     import csv
@@ -97,33 +95,42 @@ def write_csv(path: Path, megabytes: float, seed: int = 7) -> int:
         writer.writerow(["id", "source", "hypothesis", "label", "system"])
         while handle.tell() < target:
             rows += 1
-            writer.writerow([f"g{rows}", sentence(rng), sentence(rng), rng.randint(0, 1), f"system-{rows % 7}"])
+            source, hypothesis = sentence(rng, words_range), sentence(rng, words_range)
+            writer.writerow([f"g{rows}", source, hypothesis, rng.randint(0, 1), f"system-{rows % 7}"])
     return rows
 
 
-def peak_rss_bytes() -> int:
-    """This process's peak resident memory so far (Linux reports KiB)."""
-    return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss * 1024
-
-
-def child(csv_path: Path) -> None:
-    """Import ``csv_path`` into a new campaign; print the memory figures as JSON."""
-    sys.path.insert(0, str(ROOT))
-    os.environ.setdefault("DJANGO_SETTINGS_MODULE", "tests.settings")
-    import django
-
-    django.setup()
-    from annotate.importers import import_file
-    from annotate.models import Campaign
-    from annotate.signals import pairs_created
-
-    pairs_created.receivers = []
-    campaign = Campaign.objects.create(slug=f"memory-{os.getpid()}", name="memory")
-    before = peak_rss_bytes()
-    start = time.perf_counter()
-    report = import_file(campaign, csv_path)
-    seconds = time.perf_counter() - start
-    print(json.dumps({"created": report.created, "before": before, "peak": peak_rss_bytes(), "seconds": seconds}))
+def run_command(
+    command: list[str], env: dict[str, str], interval: float = 0.02
+) -> tuple[int, list[tuple[float, int]], str]:
+    """Run ``command``; its peak resident memory in bytes (the kernel's high-water mark, from
+    ``wait4``), its resident memory sampled every ``interval`` seconds (seconds, bytes), its output."""
+    with tempfile.TemporaryFile() as output:
+        process = subprocess.Popen(command, cwd=ROOT, env=env, stdout=output, stderr=subprocess.STDOUT)
+        samples: list[tuple[float, int]] = []
+        start = time.perf_counter()
+        status = Path(f"/proc/{process.pid}/status")
+        while True:
+            pid, wait_status, usage = os.wait4(process.pid, os.WNOHANG)
+            if pid:
+                break
+            try:
+                for line in status.read_text().splitlines():
+                    if line.startswith("VmRSS:"):
+                        samples.append((time.perf_counter() - start, int(line.split()[1]) * 1024))
+            except (OSError, ValueError, IndexError):
+                pass
+            if samples and len(samples) % 500 == 0:  # about every 10 s: a long run shows its progress
+                print(
+                    f"  [{samples[-1][0]:6.0f} s] resident {samples[-1][1] / MIB:7.1f} MiB", file=sys.stderr, flush=True
+                )
+            time.sleep(interval)
+        process.returncode = os.waitstatus_to_exitcode(wait_status)
+        output.seek(0)
+        text = output.read().decode(errors="replace")
+    if process.returncode != 0:
+        raise SystemExit(f"{' '.join(command)} failed:\n{text[-3000:]}")
+    return usage.ru_maxrss * 1024, samples, text
 
 
 def database_url(folder: Path) -> tuple[str, str | None]:
@@ -152,17 +159,18 @@ def drop(admin_url: str | None) -> None:
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--megabytes", type=float, default=200.0, help="size of the generated CSV (MiB)")
-    parser.add_argument("--child", type=Path, help=argparse.SUPPRESS)
+    parser.add_argument(
+        "--words", default="12-28", help="words per sentence, MIN-MAX (10-23: about 900,000 pairs in 201 MiB)"
+    )
     options = parser.parse_args()
-    if options.child is not None:
-        child(options.child)
-        return
+    low, _, high = options.words.partition("-")
     with tempfile.TemporaryDirectory(prefix="paraeval-import-memory-") as folder:
         csv_path = Path(folder) / "pairs.csv"
-        rows = write_csv(csv_path, options.megabytes)
+        rows = write_csv(csv_path, options.megabytes, words_range=(int(low), int(high)))
         size = csv_path.stat().st_size
         url, admin_url = database_url(Path(folder))
-        env = {**os.environ, "DATABASE_URL": url, "DJANGO_SETTINGS_MODULE": "tests.settings"}
+        env = {**os.environ, "DATABASE_URL": url, "SECRET_KEY": "import-memory-benchmark"}
+        env.pop("DJANGO_SETTINGS_MODULE", None)  # manage.py's own: the production settings
         env.setdefault("PARAEVAL_DATA_DIR", str(Path(folder) / "data"))
         try:
             subprocess.run(
@@ -172,28 +180,28 @@ def main() -> None:
                 check=True,
                 stdout=subprocess.DEVNULL,
             )
-            done = subprocess.run(
-                [sys.executable, __file__, "--child", str(csv_path)],
-                cwd=ROOT,
-                env=env,
-                check=True,
-                capture_output=True,
-                text=True,
-            )
+            command = [sys.executable, "manage.py", "import_pairs", str(csv_path), "--campaign", "memory", "--create"]
+            peak, samples, output = run_command(command, env)
         finally:
             drop(admin_url)
-    figures = json.loads(done.stdout.strip().splitlines()[-1])
-    assert figures["created"] == rows, figures
-    peak, before = figures["peak"], figures["before"]
+    created = int(output.split("Imported ", 1)[1].split(" ", 1)[0].replace(",", ""))
+    assert created == rows, (created, rows, output)
     vendor = "PostgreSQL" if admin_url else "SQLite"
+    seconds = samples[-1][0] if samples else 0.0
     print(
-        f"import_file of a generated CSV on {vendor}: {size / MIB:,.1f} MiB, {rows:,} pairs, {figures['seconds']:.1f} s"
+        f"manage.py import_pairs of a generated CSV on {vendor}: {size / MIB:,.1f} MiB, {rows:,} pairs, {seconds:.1f} s"
     )
-    print(f"  peak RSS of the importing process: {peak / MIB:,.1f} MiB  ({peak / size:.2f}x the file's size)")
-    print(f"  of which before the import (Django, connection): {before / MIB:,.1f} MiB")
-    print(
-        f"  growth during the import: {(peak - before) / MIB:,.1f} MiB  ({(peak - before) / size:.2f}x the file's size)"
-    )
+    print(f"  peak RSS of the command (kernel high-water mark): {peak / MIB:,.1f} MiB = {peak / 1e6:,.1f} MB")
+    print(f"  ratio to the file's size: {peak / size:.2f}x")
+    if samples:
+        first_second = max((rss for moment, rss in samples if moment <= 1.0), default=0)
+        print(f"  resident after start-up (first second): {first_second / MIB:,.1f} MiB")
+        for share in (0.1, 0.2, 0.3, 0.4, 0.5, 0.6, 0.7, 0.8, 0.9, 1.0):
+            moment, rss = samples[min(len(samples) - 1, int(share * (len(samples) - 1)))]
+            print(f"    at {moment:6.1f} s: {rss / MIB:7.1f} MiB")
+        print(f"  largest sample: {max(rss for _, rss in samples) / MIB:,.1f} MiB")
+    metrics = os.environ.get("PARAEVAL_METRICS", "(default)")
+    print(f"  PARAEVAL_METRICS={metrics}; the new pairs' scores are queued as the command does")
 
 
 if __name__ == "__main__":

@@ -23,6 +23,12 @@ logger = logging.getLogger(__name__)
 # One task: pairs and the configurations to score them with, all on one queue.
 SCORE_PAIRS_TASK = "scoring.tasks.score_pairs"
 QUEUES = ("llm", "cpu")
+# Message priorities, as Redis (kombu's priority steps) and the embedded broker read them: a
+# worker takes the messages of a queue with the smallest number first. Answered pairs' scores
+# and the dashboard's analyses go first (0, also what a message without a priority gets); the
+# scores of an import or of the sweep's catch-up wait behind them (9).
+PRIORITY_FIRST = 0
+PRIORITY_BACKLOG = 9
 
 
 @dataclass(frozen=True)
@@ -32,6 +38,7 @@ class TaskMessage:
     name: str
     args: tuple[object, ...]
     queue: str
+    priority: int = PRIORITY_FIRST
 
 
 @dataclass(frozen=True)
@@ -80,7 +87,14 @@ def send(messages: Sequence[TaskMessage]) -> SendResult:
             # One connection attempt, bounded by the connect timeout: no retry loop here.
             producer.connection.ensure_connection(max_retries=0, timeout=settings.CELERY_BROKER_CONNECTION_TIMEOUT)
             for message in messages:
-                app.send_task(message.name, args=message.args, queue=message.queue, producer=producer, retry=False)
+                app.send_task(
+                    message.name,
+                    args=message.args,
+                    queue=message.queue,
+                    priority=message.priority,
+                    producer=producer,
+                    retry=False,
+                )
                 sent += 1
     except Exception as error:  # noqa: BLE001 - kombu, redis and socket errors all mean "not sent"
         text = f"{type(error).__name__}: {error}"

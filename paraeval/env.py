@@ -111,3 +111,26 @@ def checked_rate(name: str, value: str, *, drf: bool = False) -> str:
         return value.strip()
     example = "60/min, 1000/hour or 10000/day" if drf else "30/10m (30 per 10 minutes), 5/m or 100/h"
     raise ImproperlyConfigured(f"{name}={value!r} is not a rate (e.g. {example})")
+
+
+def installation_secret_key(data_dir: os.PathLike[str] | str) -> str:
+    """The key ``scripts/run.sh`` keeps in ``<data_dir>/secret_key``, or "" when there is none.
+
+    Every ``manage.py`` command then signs with the installation's key in a fresh shell, as the
+    server does. The file must be readable by its owner only (run.sh creates it with umask 077):
+    a key others can read is refused, never used.
+    """
+    path = os.path.join(os.fspath(data_dir), "secret_key")
+    try:
+        mode = os.stat(path).st_mode
+    except FileNotFoundError:
+        return ""
+    if mode & 0o077:
+        raise ImproperlyConfigured(
+            f"{path} can be read by other users (mode {mode & 0o777:o}); make it yours only: chmod 600 {path}"
+        )
+    try:
+        with open(path, encoding="utf-8") as handle:
+            return handle.read().strip()
+    except OSError as error:
+        raise ImproperlyConfigured(f"{path} cannot be read: {error.strerror}") from None

@@ -14,7 +14,16 @@ from pathlib import Path
 import dj_database_url
 from django.core.exceptions import ImproperlyConfigured
 
-from paraeval.env import checked_rate, env_bool, env_choice, env_float, env_int, env_list, env_str
+from paraeval.env import (
+    checked_rate,
+    env_bool,
+    env_choice,
+    env_float,
+    env_int,
+    env_list,
+    env_str,
+    installation_secret_key,
+)
 from scoring.metrics.judges import default_name as default_judge_name
 from scoring.metrics.judges import parse_models as parse_judge_models
 from scoring.metrics.specs import SpecError, split_list
@@ -33,10 +42,14 @@ DATA_DIR = Path(env_str("PARAEVAL_DATA_DIR", str(BASE_DIR / "data"))).resolve()
 
 DEBUG = env_bool("DEBUG", False)
 # SECRET_KEY_FILE (like DATABASE_URL_FILE, DATABASE_PASSWORD_FILE, REDIS_URL_FILE) names a file holding it.
-SECRET_KEY = env_str("SECRET_KEY", allow_file=True)
+# Else the installation's own key, the one scripts/run.sh created in the data folder, so that
+# manage.py commands work in a fresh shell; a server with neither still refuses to start.
+SECRET_KEY = env_str("SECRET_KEY", allow_file=True) or installation_secret_key(DATA_DIR)
 if not SECRET_KEY:
     if not DEBUG:
-        raise ImproperlyConfigured("SECRET_KEY must be set when DEBUG is off (scripts/run.sh generates one)")
+        raise ImproperlyConfigured(
+            "SECRET_KEY must be set when DEBUG is off (scripts/run.sh generates one in PARAEVAL_DATA_DIR/secret_key)"
+        )
     SECRET_KEY = "insecure-development-key-only-used-with-DEBUG"
 
 ALLOWED_HOSTS = env_list("ALLOWED_HOSTS", ["localhost", "127.0.0.1", "[::1]"])

@@ -12,7 +12,8 @@ Three things queue work:
 
 * ``pairs_created`` (an import): the new pairs' missing scores;
 * ``judgement_recorded`` (a volunteer's answer): whatever that pair still lacks (nothing at all,
-  and no message, when it has every score or they are already queued);
+  and no message, when it has every score), at the front of its queues (priority
+  :data:`~paraeval.broker.PRIORITY_FIRST`), even the scores already queued behind an import;
 * the periodic :func:`queue_sweep`: every missing score in the database that is not queued, so
   nothing depends on a message that was never sent (broker down at the time, worker killed on
   the embedded broker, a score reset from the admin…).
@@ -27,9 +28,10 @@ not sent are dropped, and the sweep queues the scores once the broker is back.
 
 from __future__ import annotations
 
+import itertools
 import logging
 from collections.abc import Callable, Iterable, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from datetime import datetime, timedelta
 from typing import Protocol
 
@@ -67,9 +69,11 @@ class ScoringTask:
     queue: str
     config_ids: tuple[int, ...]
     pair_ids: tuple[int, ...]
+    priority: int = broker.PRIORITY_BACKLOG
 
     def message(self) -> broker.TaskMessage:
-        return broker.TaskMessage(broker.SCORE_PAIRS_TASK, (list(self.config_ids), list(self.pair_ids)), self.queue)
+        arguments = (list(self.config_ids), list(self.pair_ids))
+        return broker.TaskMessage(broker.SCORE_PAIRS_TASK, arguments, self.queue, self.priority)
 
     def markers(self) -> dict[int, list[int]]:
         return {config_id: list(self.pair_ids) for config_id in self.config_ids}
@@ -129,8 +133,12 @@ def missing_tasks(
     *,
     configurations: Sequence[Configuration] | None = None,
     batch_size: int | None = None,
+    include_queued: bool = False,
 ) -> list[ScoringTask]:
-    """Tasks for the scores the given pairs lack and nobody has queued (training pairs never)."""
+    """Tasks for the scores the given pairs lack and nobody has queued (training pairs never).
+
+    ``include_queued``: also the scores already queued (an answered pair whose scores wait in an
+    import's backlog)."""
     chosen = list(configurations) if configurations is not None else list(configs.enabled())
     ids = sorted(set(pair_ids))
     if not chosen or not ids:
@@ -141,6 +149,8 @@ def missing_tasks(
         # One query for what is stored or queued; the pair is looked at only when something is not.
         stored = Score.objects.filter(pair_id__in=chunk, metric_config_id__in=wanted).order_by()
         marked = QueuedScore.objects.filter(pair_id__in=chunk, config_id__in=wanted).order_by()
+        if include_queued:
+            marked = marked.none()
         have = set(
             stored.values_list("metric_config_id", "pair_id").union(
                 marked.values_list("config_id", "pair_id"), all=True
@@ -190,7 +200,11 @@ DISPATCH_ROUND = 2000
 def queue_missing(pair_ids: Iterable[int]) -> DispatchResult:
     """Queue every enabled score the given pairs lack that is not queued yet (in bounded rounds)."""
     total = DispatchResult()
-    for chunk in pending.chunked(sorted(set(pair_ids)), DISPATCH_ROUND):
+    ids = pair_ids if isinstance(pair_ids, list) else list(pair_ids)
+    # An import's ids come sorted and unique: no second copy of 900,000 ints for nothing.
+    if any(later <= earlier for earlier, later in itertools.pairwise(ids)):
+        ids = sorted(set(ids))
+    for chunk in pending.chunked(ids, DISPATCH_ROUND):
         result = send_tasks(missing_tasks(chunk))
         total.tasks += result.tasks
         total.scores += result.scores
@@ -223,6 +237,17 @@ def sweep_tasks(
             )
     queue_of = {config.id: config.queue for config in chosen}
     return group_tasks(fresh, queue_of), group_tasks(stale, queue_of)
+
+
+def queue_answered(pair_ids: Iterable[int]) -> DispatchResult:
+    """Queue what answered pairs still lack, ahead of any backlog (:data:`broker.PRIORITY_FIRST`).
+
+    Scores already queued with an import's backlog are queued again, in front: a volunteer's
+    answer would otherwise wait behind the whole pool. The copy left in the backlog is harmless:
+    the worker that takes it finds the scores stored and skips them.
+    """
+    tasks = [replace(task, priority=broker.PRIORITY_FIRST) for task in missing_tasks(pair_ids, include_queued=True)]
+    return send_tasks(tasks, refresh=True)
 
 
 def queue_sweep(now: datetime | None = None) -> DispatchResult:
@@ -296,8 +321,8 @@ def on_pairs_created(sender: object, pair_ids: list[int], **kwargs: object) -> N
 
 
 def on_judgement_recorded(sender: object, judgement_id: int, pair_id: int, **kwargs: object) -> None:
-    """Queue whatever the judged pair still lacks (runs after the judgement committed)."""
-    _safely(lambda: queue_missing([pair_id]), "judgement_recorded", 1)
+    """Queue whatever the judged pair still lacks, first in line (runs after the judgement committed)."""
+    _safely(lambda: queue_answered([pair_id]), "judgement_recorded", 1)
 
 
 def _safely(action: Callable[[], object], event: str, pairs: int) -> None:

@@ -10,6 +10,9 @@ messages. It also
 * names messages by ``time.monotonic_ns()``, zero-padded, so that messages sent within the
   same millisecond keep their order (kombu sorts by name; its millisecond stamp left them to
   the random uuid);
+* puts the message's priority (0-9) first in the name, so a worker takes a queue's messages
+  with the smallest number first, as on Redis (kombu's own transport ignores priorities): an
+  answered pair's scores do not wait behind an import's backlog;
 * takes a message by renaming it into the processed folder (same file system, atomic), so
   two consumers of one folder can never both take it;
 * logs and skips a file that is not a valid message instead of stopping the worker.
@@ -47,7 +50,8 @@ class Channel(filesystem.Channel):
 
     # kombu names the argument "message" in AbstractChannel and "payload" in filesystem.Channel.
     def _put(self, queue: Any, payload: Any, **kwargs: Any) -> None:  # type: ignore[override]
-        name = f"{time.monotonic_ns():020d}_{uuid.uuid4()}.{queue}.msg"
+        priority = self._get_message_priority(payload)  # 0-9; 0 when the message has none
+        name = f"{priority}_{time.monotonic_ns():020d}_{uuid.uuid4()}.{queue}.msg"
         final = os.path.join(self.data_folder_out, name)
         # A leading dot and a trailing ".tmp": no consumer matches it while it is being written.
         temporary = os.path.join(self.data_folder_out, f".{name}.tmp")

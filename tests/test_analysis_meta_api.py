@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import re
+
 import pytest
 from django.conf import settings
 from django.core.cache import cache
@@ -26,7 +28,12 @@ def test_computing_then_ready(staff_api, queue_dir):  # type: ignore[no-untyped-
     first = staff_api.get(url)
     assert first.status_code == 202
     assert first.json()["state"] == "computing"
-    assert first.json()["message"] == "Computing the paired comparisons…"
+    assert re.fullmatch(
+        r"The paired comparisons: waiting for a cpu worker, queued at \d\d:\d\d:\d\d UTC; "
+        r"queued again at \d\d:\d\d:\d\d UTC if no worker has started it\.",
+        first.json()["message"],
+    )
+    assert first.json()["wait"] == {"phase": "queued", "attempt": 1}
     # What the cpu worker runs (the message it was sent has these arguments).
     filters = {"reference": "volunteers", "origin": None, "english_level": None, "date_from": None, "date_to": None}
     version = compute_meta_evaluation(scored.campaign.pk, filters, 50, settings.PARAEVAL_SEED)

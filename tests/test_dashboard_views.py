@@ -119,8 +119,8 @@ def test_json_report_with_etag(staff_client, built):
     response = staff_client.get(DATA, {"campaign": "dash"})
     assert response.status_code == 200
     body = response.json()
-    # The point estimates at once; the intervals are queued ("-p": pending).
-    assert response["ETag"] == f'"{body["version"]}-p"'
+    # The point estimates at once; the intervals are queued ("-p": pending, the wait's phase and attempt).
+    assert response["ETag"] == f'"{body["version"]}-pqueued1"'
     assert "no-store" in response["Cache-Control"]
     assert body["counts"]["judgements"] == 72 and body["campaign"]["slug"] == "dash"
     unchanged = staff_client.get(DATA, {"campaign": "dash"}, headers={"If-None-Match": response["ETag"]})
@@ -133,7 +133,11 @@ def test_intervals_fill_in_when_the_cpu_queue_has_them(staff_client, built, queu
     body = first.json()
     parapluie = str(built.configs["parapluie"].pk)
     assert body["bootstrap"]["state"] == "computing"
-    assert body["bootstrap"]["message"] == "Computing the 95% bootstrap intervals…"
+    assert re.fullmatch(
+        r"The 95% bootstrap intervals: waiting for a cpu worker, queued at \d\d:\d\d:\d\d UTC; "
+        r"queued again at \d\d:\d\d:\d\d UTC if no worker has started it\.",
+        body["bootstrap"]["message"],
+    )
     assert body["results"][parapluie]["all"]["auc"]["ci"] is None
     assert body["results"][parapluie]["all"]["best_accuracy"]["ci"] is None
     assert body["results"][parapluie]["all"]["auc"]["value"] is not None  # the point estimate is there

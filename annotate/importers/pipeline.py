@@ -290,6 +290,9 @@ def _store(
                     stored_ids.extend(_insert(batch))
                     batch = []
         stream.finish()  # a line that is not UTF-8 refuses the file with those lines alone
+        # The per-record trackers are done with: free them (about 100 bytes a pair) before the
+        # list of new ids and the scoring dispatch after the commit need memory of their own.
+        del duplicates, existing_ids, positions
 
         if not tally.records and not problems.count:
             problems.extend([ImportProblem(None, None, "nothing to import: no pairs (only a header or blank lines)")])

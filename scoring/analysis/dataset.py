@@ -210,20 +210,22 @@ def _fingerprint(campaign: Campaign) -> tuple[dict[str, Any], datetime | None]:
     return fingerprint, max(moments) if moments else None
 
 
-def data_state(campaign_id: int) -> DataState:
+def data_state(campaign_id: int, *, fresh: bool = False) -> DataState:
     """What a report of the campaign depends on, cheaply.
 
     The campaign's fingerprint (one aggregate scan of its judgements, scores, pairs and
     volunteers) is kept in the cache together with the global :func:`change_stamp` it was
     computed at. While the stamp is unchanged, and for at most ``FULL_CHECK_SECONDS``, the
-    fingerprint is reused: an unchanged campaign costs one indexed query per poll. Raises
-    ``Campaign.DoesNotExist``.
+    fingerprint is reused: an unchanged campaign costs one indexed query per poll. ``fresh``
+    (the workers that compute analyses) always scans: the stamp misses edits of the campaign's
+    exclusion rule and overrides, and a worker must not label a result with an older version.
+    Raises ``Campaign.DoesNotExist``.
     """
     stamp = change_stamp()
     key = f"paraeval:state:{campaign_id}"
     cached = cache.get(key)
     now = time_module.time()  # wall clock: the cache may be shared between processes
-    if cached is not None and cached["stamp"] == stamp and now - cached["at"] < FULL_CHECK_SECONDS:
+    if not fresh and cached is not None and cached["stamp"] == stamp and now - cached["at"] < FULL_CHECK_SECONDS:
         return cached["state"]
     campaign = Campaign.objects.get(pk=campaign_id)
     fingerprint, last_changed = _fingerprint(campaign)

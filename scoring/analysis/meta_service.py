@@ -2,7 +2,8 @@
 
 :func:`meta_status` answers at once: the cached result when it matches the current data version
 (see :mod:`scoring.analysis.service`), else "computing" after queueing
-:func:`scoring.analysis_tasks.compute_meta_evaluation` once per version. The dashboard and the
+:func:`scoring.analysis_tasks.compute_meta_evaluation` once per version, and again when that
+task was lost (:mod:`scoring.analysis.waits`). The dashboard and the
 API poll it; ``evaluate_metrics`` calls :func:`compute` directly.
 """
 
@@ -18,7 +19,7 @@ from typing import Any
 from django.utils import timezone
 from kombu.exceptions import OperationalError as BrokerError
 
-from scoring.analysis import dataset
+from scoring.analysis import dataset, waits
 from scoring.analysis.dataset import FilterError, Filters
 from scoring.analysis.meta import META_VERSION, MetaOptions, meta_evaluation
 from scoring.analysis.report import ANALYSIS_VERSION
@@ -27,8 +28,7 @@ from scoring.analysis.service import _options, shared_cache
 logger = logging.getLogger(__name__)
 
 CACHE_SECONDS = 6 * 3600
-# A queued computation that has not answered in this time is queued again.
-PENDING_SECONDS = 600
+WHAT = "The paired comparisons"
 
 
 @dataclass(frozen=True)
@@ -39,6 +39,7 @@ class MetaStatus:
     version: str
     data: dict[str, Any] | None = None
     message: str = ""
+    wait: dict[str, Any] | None = None  # while computing: the job's phase and attempt (:mod:`waits`)
 
 
 def _meta_options(filters: Filters, resamples: int | None, seed: int | None) -> MetaOptions:
@@ -61,7 +62,7 @@ def _version(state: dataset.DataState, filters: Filters, options: MetaOptions) -
 
 def compute(campaign_id: int, filters: Filters, options: MetaOptions, use_cache: bool = True) -> dict[str, Any]:
     """Compute (now, in this process) and cache the meta-evaluation; returns its JSON dict."""
-    state = dataset.data_state(campaign_id)
+    state = dataset.data_state(campaign_id, fresh=True)
     version = _version(state, filters, options)
     result = meta_evaluation(dataset.load(state.campaign, filters), options).as_dict()
     result.update({"version": version, "generated_at": timezone.now().isoformat(), "filters": filters.as_dict()})
@@ -95,24 +96,27 @@ def meta_status(
     cached = shared_cache().get(slot)
     if cached is not None and cached.get("version") == version:
         return MetaStatus("ready", version, cached)
-    if enqueue and shared_cache().add(f"{slot}:pending:{version}", 1, PENDING_SECONDS):
-        from scoring.analysis_tasks import compute_meta_evaluation
+    if not enqueue:
+        return MetaStatus("computing", version, message=f"{WHAT}: not queued (enqueue=False).")
+    job = waits.job_key(slot, version)
+    from scoring.analysis_tasks import compute_meta_evaluation
 
-        arguments = {
-            "campaign_id": campaign_id,
-            "filters": filters.as_dict(),
-            "resamples": options.resamples,
-            "seed": options.seed,
-        }
-        try:
-            compute_meta_evaluation.apply_async(kwargs=arguments, queue="cpu")
-        except (BrokerError, OSError) as error:  # broker down: say so instead of spinning forever
-            shared_cache().delete(f"{slot}:pending:{version}")
-            logger.warning("cannot queue the meta-evaluation of campaign %s: %s", campaign_id, error)
-            return MetaStatus(
-                "unavailable", version, message=f"The task queue is unreachable ({type(error).__name__})."
-            )
-    return MetaStatus("computing", version, message="Computing the paired comparisons…")
+    arguments = {
+        "campaign_id": campaign_id,
+        "filters": filters.as_dict(),
+        "resamples": options.resamples,
+        "seed": options.seed,
+        "job": job,
+    }
+    try:
+        wait = waits.wait_for(job, WHAT, lambda: compute_meta_evaluation.apply_async(kwargs=arguments, queue="cpu"))
+    except (BrokerError, OSError) as error:  # broker down: say so instead of spinning forever
+        logger.warning("cannot queue the meta-evaluation of campaign %s: %s", campaign_id, error)
+        return MetaStatus("unavailable", version, message=f"The task queue is unreachable ({type(error).__name__}).")
+    cached = shared_cache().get(slot)  # an eager queue ran it
+    if cached is not None and cached.get("version") == version:
+        return MetaStatus("ready", version, cached)
+    return MetaStatus("computing", version, message=wait.message, wait=wait.as_dict())
 
 
 def filters_from_dict(values: dict[str, Any]) -> Filters:

@@ -27,10 +27,11 @@ from django.core.cache import BaseCache, caches
 from django.utils import timezone
 from kombu.exceptions import OperationalError as BrokerError
 
-from scoring.analysis import dataset
+from scoring.analysis import dataset, waits
 from scoring.analysis.dataset import FilterError, Filters
 from scoring.analysis.report import ANALYSIS_VERSION, Intervals, ReportOptions, apply_intervals, build_report
 from scoring.analysis.tables import all_tables
+from scoring.analysis.waits import Wait
 
 __all__ = [
     "FilterError",
@@ -48,9 +49,7 @@ logger = logging.getLogger(__name__)
 
 # How long a report may stay in the cache without being asked for (seconds).
 CACHE_SECONDS = 6 * 3600
-# A queued interval computation that has not answered in this time is queued again.
-PENDING_SECONDS = 600
-COMPUTING_MESSAGE = "Computing the 95% bootstrap intervals…"
+COMPUTING_MESSAGE = "The 95% bootstrap intervals"
 
 
 def shared_cache() -> BaseCache:
@@ -133,18 +132,22 @@ def report_etag(
     options = _options(filters, resamples, seed)
     version = _version(dataset.data_state(campaign_id), filters, options)
     ready = options.resamples == 0 or _cached_intervals(campaign_id, filters, options, version) is not None
-    if not ready:
-        _queue_intervals(campaign_id, filters, options, version)
-    return _etag(version, ready)
+    wait = None if ready else _queue_intervals(campaign_id, filters, options, version)
+    return _etag(version, wait)
 
 
-def _etag(version: str, intervals_in: bool) -> str:
-    return f'"{version}-{"i" if intervals_in else "p"}"'
+def _etag(version: str, wait: Wait | None) -> str:
+    # While waiting, the wait's phase and attempt are part of it: the page gets the new message.
+    return f'"{version}-{"i" if wait is None else f"p{wait.phase}{wait.attempt}"}"'
 
 
 def report_etag_of(report: dict[str, Any]) -> str:
     """The ETag of a report :func:`campaign_report` returned (its own version and intervals)."""
-    return _etag(report["version"], report["bootstrap"].get("state") in ("ready", "off"))
+    bootstrap = report["bootstrap"]
+    if bootstrap.get("state") in ("ready", "off"):
+        return _etag(report["version"], None)
+    wait = bootstrap.get("wait") or {"phase": bootstrap.get("state"), "attempt": 0}
+    return _etag(report["version"], Wait(wait["phase"], wait["attempt"], ""))
 
 
 def _cached_intervals(campaign_id: int, filters: Filters, options: ReportOptions, version: str) -> Intervals | None:
@@ -155,11 +158,9 @@ def _cached_intervals(campaign_id: int, filters: Filters, options: ReportOptions
     return None
 
 
-def _queue_intervals(campaign_id: int, filters: Filters, options: ReportOptions, version: str) -> str | None:
-    """Queue the intervals once per version; the reason when the queue is unreachable."""
-    pending = f"{_slot('intervals', campaign_id, filters, options)}:pending:{version}"
-    if not shared_cache().add(pending, 1, PENDING_SECONDS):
-        return None
+def _queue_intervals(campaign_id: int, filters: Filters, options: ReportOptions, version: str) -> Wait:
+    """Queue the intervals once per version, and again when that task was lost (:mod:`waits`)."""
+    job = waits.job_key(_slot("intervals", campaign_id, filters, options), version)
     from scoring.analysis_tasks import compute_report_intervals
 
     arguments = {
@@ -167,14 +168,16 @@ def _queue_intervals(campaign_id: int, filters: Filters, options: ReportOptions,
         "filters": filters.as_dict(),
         "resamples": options.resamples,
         "seed": options.seed,
+        "job": job,
     }
     try:
-        compute_report_intervals.apply_async(kwargs=arguments, queue="cpu")
+        return waits.wait_for(
+            job, COMPUTING_MESSAGE, lambda: compute_report_intervals.apply_async(kwargs=arguments, queue="cpu")
+        )
     except (BrokerError, OSError) as error:  # broker down: say so instead of spinning forever
-        shared_cache().delete(pending)
         logger.warning("cannot queue the intervals of campaign %s: %s", campaign_id, error)
-        return f"The task queue is unreachable ({type(error).__name__}): no intervals for now."
-    return None
+        message = f"The task queue is unreachable ({type(error).__name__}): no intervals for now."
+        return waits.Wait("unavailable", 0, message)
 
 
 def compute_intervals(campaign_id: int, filters: Filters, resamples: int, seed: int) -> str:
@@ -185,7 +188,7 @@ def compute_intervals(campaign_id: int, filters: Filters, resamples: int, seed: 
     from scoring.analysis.report import report_intervals
 
     options = _options(filters, resamples, seed)
-    state = dataset.data_state(campaign_id)
+    state = dataset.data_state(campaign_id, fresh=True)
     version = _version(state, filters, options)
     intervals = report_intervals(dataset.load(state.campaign, filters), options)
     shared_cache().set(
@@ -253,14 +256,15 @@ def campaign_report(
         shared_cache().set(points_slot, points, CACHE_SECONDS)
     intervals = _cached_intervals(campaign_id, filters, options, version)
     if intervals is None:
-        problem = _queue_intervals(campaign_id, filters, options, version)
+        wait = _queue_intervals(campaign_id, filters, options, version)
         intervals = _cached_intervals(campaign_id, filters, options, version)  # an eager queue ran it
         if intervals is None:
             waiting = copy.copy(points)
             waiting["bootstrap"] = {
                 **points["bootstrap"],
-                "state": "unavailable" if problem else "computing",
-                "message": problem or COMPUTING_MESSAGE,
+                "state": "unavailable" if wait.phase == "unavailable" else "computing",
+                "message": wait.message,
+                "wait": wait.as_dict(),
             }
             return waiting
     # The points and the intervals make the same report as a synchronous computation: keep it.

@@ -139,6 +139,8 @@ class CampaignMetaEvaluationView(APIView):
         body: dict[str, Any] = {"state": status.state, "version": status.version, "message": status.message}
         if status.data is not None:
             body["meta"] = status.data
+        if status.wait is not None:
+            body["wait"] = status.wait
         code = {"ready": 200, "computing": 202}.get(status.state, 503)
         return Response(body, status=code)
 

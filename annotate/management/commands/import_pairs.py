@@ -23,6 +23,10 @@ class Command(BaseCommand):
         "The whole file is checked first: if any line is wrong, nothing is stored and every "
         "problem is listed with its line."
     )
+    # No system checks: they load the URLconf, hence every view and the analyses' scikit-learn,
+    # SciPy and pandas (about 170 MiB resident) that an import never uses. ``manage.py check``
+    # and ``migrate`` still run them.
+    requires_system_checks: list[str] = []
 
     def add_arguments(self, parser: CommandParser) -> None:
         parser.add_argument("file", help="File to import ('-' reads standard input).")

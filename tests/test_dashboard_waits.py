@@ -1,0 +1,165 @@
+"""A dashboard that waits for nothing: a computation whose task was lost is queued again after a
+bounded time, and the page says what it waits for (scoring.analysis.waits)."""
+
+from __future__ import annotations
+
+import base64
+import json
+import re
+from pathlib import Path
+from typing import Any
+
+import pytest
+from django.contrib.auth import get_user_model
+from django.core.cache import cache
+
+from annotate.models import Campaign
+from scoring.analysis import dataset, waits
+from scoring.analysis.dataset import Filters
+from scoring.analysis.meta_service import _meta_options, _version, compute
+from scoring.analysis.service import shared_cache
+from scoring.analysis_tasks import compute_meta_evaluation, compute_report_intervals
+from tests.api_support import *  # noqa: F403
+from tests.builders import make_scored_campaign
+from tests.workers_support import messages_in
+
+pytestmark = pytest.mark.django_db
+
+META = "/api/campaigns/{slug}/meta-evaluation/?resamples=50"
+DASHBOARD = "/staff/dashboard/data/"
+CLOCK = r"\d\d:\d\d:\d\d UTC"
+
+
+@pytest.fixture(autouse=True)
+def _fresh_cache() -> None:
+    cache.clear()
+    shared_cache().clear()
+
+
+@pytest.fixture
+def staff_client(client):  # type: ignore[no-untyped-def]
+    user = get_user_model().objects.create_user("staff", password="pw-for-tests", is_staff=True)
+    client.force_login(user)
+    return client
+
+
+@pytest.fixture
+def clock(monkeypatch: pytest.MonkeyPatch) -> list[float]:
+    """The waits' clock, moved by the test: ``clock[0] += 121``."""
+    now = [1_790_000_000.0]  # 2026-09-21 14:13:20 UTC
+    monkeypatch.setattr(waits, "_now", lambda: now[0])
+    return now
+
+
+def lose(queue_dir: Path) -> list[dict[str, Any]]:
+    """Take every queued message away (a broker that dropped them); their keyword arguments."""
+    taken = []
+    for path in sorted(queue_dir.iterdir()):
+        taken.append(json.loads(base64.b64decode(json.loads(path.read_text())["body"]))[1])
+        path.unlink()
+    return taken
+
+
+def test_a_lost_meta_evaluation_is_queued_again_on_a_later_poll(staff_api, queue_dir, clock):  # type: ignore[no-untyped-def]
+    scored = make_scored_campaign(pairs_per_origin=6)
+    url = META.format(slug=scored.campaign.slug)
+    first = staff_api.get(url).json()
+    assert first["message"] == (
+        "The paired comparisons: waiting for a cpu worker, queued at 14:13:20 UTC; "
+        "queued again at 14:15:20 UTC if no worker has started it."
+    )
+    assert len(lose(queue_dir)) == 1  # the task is lost
+    clock[0] += 60
+    assert staff_api.get(url).json()["state"] == "computing"
+    assert messages_in(queue_dir) == []  # within the bound: not queued twice
+    clock[0] += 61  # 121 s after the first poll
+    again = staff_api.get(url)
+    assert again.status_code == 202
+    assert again.json()["message"] == (
+        "The paired comparisons: waiting for a cpu worker, queued at 14:15:21 UTC "
+        "(queued again: no worker started it within 120 s); queued again at 14:17:21 UTC if no worker has started it."
+    )
+    assert again.json()["wait"] == {"phase": "queued", "attempt": 2}
+    staff_api.get(url)
+    queued = messages_in(queue_dir)
+    assert [(queue, task) for queue, task, _ in queued] == [("cpu", "scoring.analysis_tasks.compute_meta_evaluation")]
+    # The worker takes the second message: the page gets its result.
+    (kwargs,) = lose(queue_dir)
+    assert compute_meta_evaluation(**kwargs) == first["version"]
+    ready = staff_api.get(url)
+    assert ready.status_code == 200 and ready.json()["meta"]["version"] == first["version"]
+
+
+def test_a_worker_that_died_running_it_is_replaced_and_the_page_says_so(staff_api, queue_dir, clock):  # type: ignore[no-untyped-def]
+    scored = make_scored_campaign(pairs_per_origin=6)
+    url = META.format(slug=scored.campaign.slug)
+    staff_api.get(url)
+    (kwargs,) = lose(queue_dir)
+    clock[0] += 30
+    assert waits.started(kwargs["job"])  # a worker takes it, then dies
+    running = staff_api.get(url).json()
+    assert running["message"] == (
+        "The paired comparisons: a cpu worker started at 14:13:50 UTC; "
+        "queued again at 14:28:50 UTC if it has not finished."
+    )
+    assert running["wait"] == {"phase": "running", "attempt": 1}
+    clock[0] += 899
+    staff_api.get(url)
+    assert messages_in(queue_dir) == []
+    clock[0] += 2  # 901 s after it started
+    again = staff_api.get(url).json()
+    assert re.fullmatch(
+        rf"The paired comparisons: waiting for a cpu worker, queued at {CLOCK} \(queued again: the worker that "
+        rf"started it at 14:13:50 UTC did not finish within 15 min\); "
+        rf"queued again at {CLOCK} if no worker has started it\.",
+        again["message"],
+    )
+    assert len(messages_in(queue_dir)) == 1
+
+
+def test_a_task_that_delivered_for_other_data_is_queued_again(staff_api, queue_dir, clock):  # type: ignore[no-untyped-def]
+    scored = make_scored_campaign(pairs_per_origin=6)
+    url = META.format(slug=scored.campaign.slug)
+    staff_api.get(url)
+    (kwargs,) = lose(queue_dir)
+    waits.started(kwargs["job"])
+    waits.finished(kwargs["job"])  # its result went to another data version
+    assert staff_api.get(url).json()["wait"] == {"phase": "finishing", "attempt": 1}
+    assert compute_meta_evaluation(**kwargs) is None  # a duplicate of a finished job does nothing
+    clock[0] += 61
+    assert staff_api.get(url).json()["wait"] == {"phase": "queued", "attempt": 2}
+    assert len(messages_in(queue_dir)) == 1
+
+
+def test_lost_dashboard_intervals_are_queued_again_and_the_etag_shows_it(staff_client, queue_dir, clock):  # type: ignore[no-untyped-def]
+    make_scored_campaign(slug="dash", pairs_per_origin=6)
+    first = staff_client.get(DASHBOARD, {"campaign": "dash"})
+    version = first.json()["version"]
+    assert first["ETag"] == f'"{version}-pqueued1"'
+    assert first.json()["bootstrap"]["message"] == (
+        "The 95% bootstrap intervals: waiting for a cpu worker, queued at 14:13:20 UTC; "
+        "queued again at 14:15:20 UTC if no worker has started it."
+    )
+    lose(queue_dir)
+    clock[0] += 121
+    # A poll that carries the old ETag is answered with the new wait, not 304.
+    again = staff_client.get(DASHBOARD, {"campaign": "dash"}, headers={"If-None-Match": first["ETag"]})
+    assert again.status_code == 200 and again["ETag"] == f'"{version}-pqueued2"'
+    assert "(queued again: no worker started it within 120 s)" in again.json()["bootstrap"]["message"]
+    (kwargs,) = lose(queue_dir)
+    assert compute_report_intervals(**kwargs) == version
+    ready = staff_client.get(DASHBOARD, {"campaign": "dash"}, headers={"If-None-Match": again["ETag"]})
+    assert ready["ETag"] == f'"{version}-i"' and ready.json()["bootstrap"]["state"] == "ready"
+
+
+def test_the_worker_labels_its_result_with_the_data_it_read_not_an_older_cached_state():
+    """The 22-minute wait: the rule changed, the worker's cached state (the change stamp misses rule
+    edits) still had the old rule, so it stored the new result under the old version."""
+    scored = make_scored_campaign(pairs_per_origin=6)
+    campaign_id = scored.campaign.pk
+    filters = Filters.build("volunteers", exclude_flagged=True)
+    options = _meta_options(filters, 50, None)
+    dataset.data_state(campaign_id)  # this process has the state cached
+    Campaign.objects.filter(pk=campaign_id).update(exclude_failed_checks=scored.campaign.exclude_failed_checks + 1)
+    result = compute(campaign_id, filters, options)
+    assert result["version"] == _version(dataset.data_state(campaign_id, fresh=True), filters, options)
