@@ -13,6 +13,7 @@ from django.views.decorators.http import require_GET, require_http_methods
 
 from annotate import participants, quality
 from annotate.models import Campaign, Volunteer
+from annotate.signals import announce_exclusions_changed
 from paraeval.textcheck import InvalidText, first_invalid
 
 OVERRIDES = {"", "include", "exclude"}
@@ -46,6 +47,7 @@ def volunteers(request: HttpRequest, slug: str) -> HttpResponse:
         )
         if not updated:
             return _refuse("no such volunteer in this campaign")
+        announce_exclusions_changed(campaign.pk)
         return redirect("annotate:staff-volunteers", slug=slug)
     verdicts = quality.campaign_quality(campaign)
     context = {

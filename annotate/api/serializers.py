@@ -13,6 +13,7 @@ from annotate.exports.pseudonyms import volunteer_pseudonym
 from annotate.exports.service import Format, Level
 from annotate.labels import ENGLISH_LEVEL_ORDER, is_paraphrase
 from annotate.models import LABEL_CHOICES, Campaign, Judgement, Pair
+from annotate.quality import VolunteerQuality, campaign_quality
 
 # Most records one bulk request may carry (the importer holds them all in one transaction).
 MAX_BULK_RECORDS = 50_000
@@ -200,6 +201,14 @@ class JudgementSerializer(serializers.ModelSerializer):
     binary_label = serializers.SerializerMethodField(help_text="Paraphrase or not; null for Don't know.")
     top_sentence = serializers.SerializerMethodField(help_text="Which sentence was shown on top.")
     response_seconds = serializers.FloatField(read_only=True)
+    is_check = serializers.BooleanField(
+        read_only=True, help_text="An answer to an attention check (never counted in the corpus)."
+    )
+    excluded = serializers.SerializerMethodField(
+        help_text="The campaign's exclusion rule (or staff) leaves this volunteer out of the analyses "
+        "when 'exclude flagged volunteers' is on, and out of the pair-level export's counts."
+    )
+    exclusion_reason = serializers.SerializerMethodField(help_text="Why the volunteer is excluded ('' if not).")
 
     class Meta:
         model = Judgement
@@ -215,11 +224,31 @@ class JudgementSerializer(serializers.ModelSerializer):
             "top_sentence",
             "position",
             "is_training",
+            "is_check",
+            "excluded",
+            "exclusion_reason",
             "shown_at",
             "answered_at",
             "response_seconds",
         ]
         read_only_fields = fields
+
+    def _verdict(self, judgement: Judgement) -> VolunteerQuality | None:
+        # One quality pass per campaign of the page (not per row), kept in the context.
+        # (A list's rows share the root serializer's context: a dict, typed as a Mapping.)
+        verdicts: dict[int, dict[int, VolunteerQuality]] = self.context.setdefault("_verdicts", {})  # type: ignore[attr-defined]
+        campaign_id = judgement.pair.campaign_id
+        if campaign_id not in verdicts:
+            verdicts[campaign_id] = {q.volunteer_id: q for q in campaign_quality(judgement.pair.campaign)}
+        return verdicts[campaign_id].get(judgement.volunteer_id)
+
+    def get_excluded(self, judgement: Judgement) -> bool:
+        verdict = self._verdict(judgement)
+        return bool(verdict and verdict.excluded)
+
+    def get_exclusion_reason(self, judgement: Judgement) -> str:
+        verdict = self._verdict(judgement)
+        return verdict.exclusion_reason if verdict else ""
 
     def get_volunteer(self, judgement: Judgement) -> str:
         return volunteer_pseudonym(judgement.volunteer.token)

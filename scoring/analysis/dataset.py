@@ -210,6 +210,19 @@ def _fingerprint(campaign: Campaign) -> tuple[dict[str, Any], datetime | None]:
     return fingerprint, max(moments) if moments else None
 
 
+def _state_key(campaign_id: int) -> str:
+    return f"paraeval:state:{campaign_id}"
+
+
+def forget_state(campaign_id: int) -> None:
+    """Drop the cached state of a campaign: the next report reads its fingerprint again.
+
+    Called when something the change stamp cannot see changed who is excluded (a staff
+    override, the campaign's rule), so that "exclude flagged volunteers" follows at once.
+    """
+    cache.delete(_state_key(campaign_id))
+
+
 def data_state(campaign_id: int) -> DataState:
     """What a report of the campaign depends on, cheaply.
 
@@ -220,7 +233,7 @@ def data_state(campaign_id: int) -> DataState:
     ``Campaign.DoesNotExist``.
     """
     stamp = change_stamp()
-    key = f"paraeval:state:{campaign_id}"
+    key = _state_key(campaign_id)
     cached = cache.get(key)
     now = time_module.time()  # wall clock: the cache may be shared between processes
     if cached is not None and cached["stamp"] == stamp and now - cached["at"] < FULL_CHECK_SECONDS:
