@@ -21,6 +21,18 @@ MAX_BULK_RECORDS = 50_000
 MAX_PROBLEMS_LISTED = 1000
 
 
+class StrictBooleanField(serializers.BooleanField):
+    """A JSON ``true`` or ``false`` only, as the schema says (DRF also takes 0, 1, "yes", "off"...)."""
+
+    default_error_messages = {"invalid": "Must be true or false (a JSON boolean), not {input!r}."}
+
+    def to_internal_value(self, data: Any) -> bool:
+        if isinstance(data, bool):
+            return data
+        self.fail("invalid", input=data)
+        raise AssertionError("unreachable")  # fail() raises
+
+
 class CampaignSerializer(serializers.ModelSerializer):
     pairs = serializers.IntegerField(source="pair_count", read_only=True, help_text="Campaign pairs (no training).")
     training_pairs = serializers.IntegerField(source="training_pair_count", read_only=True)
@@ -135,7 +147,7 @@ class PairBulkCreateSerializer(serializers.Serializer):
     origin = serializers.CharField(
         required=False, allow_blank=True, default="", max_length=100, help_text="Origin of records that name none."
     )
-    dry_run = serializers.BooleanField(
+    dry_run = StrictBooleanField(
         required=False, default=False, help_text="Validate everything (database checks included), store nothing."
     )
     pairs = PairRecordsField(

@@ -20,7 +20,7 @@ from rest_framework.request import Request
 from rest_framework.response import Response
 from rest_framework.views import APIView
 
-from annotate.api.filters import JudgementFilter, PairFilter
+from annotate.api.filters import JudgementFilter, PairFilter, refuse_empty_parameters
 from annotate.api.queries import campaigns_with_counts, judgements_for_api, pairs_for_api
 from annotate.api.serializers import (
     CampaignSerializer,
@@ -192,12 +192,14 @@ class CampaignExportView(APIView):
         responses={
             (200, "text/csv"): OpenApiResponse(OpenApiTypes.STR, description="CSV with a header row."),
             (200, "application/x-ndjson"): OpenApiResponse(OpenApiTypes.STR, description="One JSON object a line."),
-            400: OpenApiResponse(description="Unknown level or format (the body names the parameter)."),
+            400: OpenApiResponse(description="Unknown or empty level or format (the body names the parameter)."),
             404: OpenApiResponse(description="No campaign with this slug."),
         },
     )
     def get(self, request: Request, slug: str) -> HttpResponseBase:
         campaign = get_object_or_404(Campaign, slug=slug)
+        # DRF reads ?format= (empty) as "the default"; the schema's enum does not allow it.
+        refuse_empty_parameters(request.query_params, ExportQuerySerializer().fields)
         options = ExportQuerySerializer(data=request.query_params)
         options.is_valid(raise_exception=True)
         return export_response(
