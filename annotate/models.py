@@ -11,6 +11,7 @@ from django.db import models
 from django.db.models import Q
 from django.utils import timezone
 
+from annotate.exports.pseudonyms import volunteer_pseudonym
 from annotate.labels import ENGLISH_LEVEL_ORDER, LABEL_DISPLAY, LABEL_ORDER
 
 LABEL_CHOICES = [(label.value, LABEL_DISPLAY[label]) for label in LABEL_ORDER]
@@ -264,7 +265,8 @@ class Volunteer(models.Model):
         ]
 
     def __str__(self) -> str:
-        return f"volunteer {self.token[:8]}…"
+        # The pseudonym of the exports and the API: the token is a credential, never shown.
+        return f"volunteer {volunteer_pseudonym(self.token)}"
 
 
 class Assignment(models.Model):

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import json
+
 import pytest
 from django.core.cache import cache
 from django.test import Client
@@ -89,5 +91,31 @@ def test_an_exclusion_by_staff_is_seen_at_once_by_the_analyses(
     campaign.exclude_failed_checks = None
     campaign.save()
     assert campaign_report(campaign.pk, resamples=0, exclude_flagged=True)["counts"]["judgements"] == 3
+    cache.clear()
+    shared_cache().clear()
+
+
+def test_one_pseudonym_everywhere_and_never_the_token(admin_client: Client, staff_api) -> None:  # noqa: F811
+    cache.clear()
+    shared_cache().clear()
+    campaign, _, _, careful, _, careless = small()
+    names = {volunteer_pseudonym(v.token) for v in (careful, careless)}
+    page = admin_client.get("/staff/campaigns/agree/volunteers/").content.decode()
+    admin_page = admin_client.get(f"/admin/annotate/volunteer/{careful.pk}/change/").content.decode()
+    admin_list = admin_client.get("/admin/annotate/volunteer/").content.decode()
+    report = campaign_report(campaign.pk, resamples=0)
+    (table,) = [table for table in report["tables"] if table["key"] == "volunteers"]
+    api = {row["volunteer"] for row in staff_api.get("/api/judgements/?campaign=agree").json()["results"]}
+    _, export_rows = read_csv(export_text(campaign, "judgements", "csv"))
+    for name in names:
+        assert f"<code>{name}</code>" in page
+        assert name in admin_list
+        assert name in {row["volunteer"] for row in report["volunteers"]}
+        assert name in json.dumps(table)
+        assert name in api and name in {row["volunteer"] for row in export_rows}
+    assert volunteer_pseudonym(careful.token) in admin_page
+    for volunteer in (careful, careless):
+        for text in (page, admin_page, admin_list, json.dumps(report)):
+            assert volunteer.token[:8] not in text
     cache.clear()
     shared_cache().clear()

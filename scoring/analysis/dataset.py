@@ -24,6 +24,7 @@ from django.core.cache import cache
 from django.db.models import Case, Count, Exists, F, FloatField, Func, Max, OuterRef, Q, Subquery, Sum, When
 from django.utils import timezone
 
+from annotate.exports.pseudonyms import volunteer_pseudonym
 from annotate.labels import EnglishLevel
 from annotate.models import Campaign, Judgement, Pair, Volunteer
 from annotate.quality import excluded_volunteer_ids
@@ -309,8 +310,10 @@ def load(campaign: Campaign, filters: Filters) -> AnalysisInput:
     contributors = set(judgements.volunteer.tolist()) | set(training_by_volunteer)
     volunteer_q = Q(campaign=campaign, id__in=contributors) if contributors else Q(pk__in=[])
     volunteers = [
-        VolunteerInfo(pk, level, *training_by_volunteer.get(pk, (0, 0)))
-        for pk, level in Volunteer.objects.filter(volunteer_q).order_by("id").values_list("id", "english_level")
+        VolunteerInfo(pk, level, *training_by_volunteer.get(pk, (0, 0)), pseudonym=volunteer_pseudonym(token))
+        for pk, level, token in Volunteer.objects.filter(volunteer_q)
+        .order_by("id")
+        .values_list("id", "english_level", "token")
     ]
 
     configs = list(

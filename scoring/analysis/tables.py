@@ -466,7 +466,7 @@ def volunteer_table(report: dict[str, Any]) -> Table:
         training = f"{row['training_correct']}/{row['training_answers']}" if row["training_answers"] else DASH
         table.rows.append(
             Row(
-                f"#{row['id']}",
+                row.get("volunteer") or f"#{row['id']}",
                 "",
                 [
                     Cell(row["english_level"]),
