@@ -80,6 +80,7 @@ class CampaignAdmin(admin.ModelAdmin):
             {
                 "fields": [
                     "platform",
+                    "accepts_plain_link",
                     "participant_param",
                     "study_param",
                     "session_param",

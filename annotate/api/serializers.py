@@ -166,6 +166,7 @@ class ImportReportSerializer(serializers.Serializer):
     created = serializers.IntegerField()
     format = serializers.CharField()
     training = serializers.IntegerField()
+    checks = serializers.IntegerField(help_text="Attention-check pairs among the pairs created.")
     ignored_columns = serializers.ListField(child=serializers.CharField())
     pair_ids = serializers.ListField(child=serializers.IntegerField(), help_text="New pairs, in record order.")
     dry_run = serializers.BooleanField()

@@ -10,7 +10,13 @@ from django.db.models import QuerySet
 from django.http import HttpResponseBase
 from django.shortcuts import get_object_or_404
 from drf_spectacular.types import OpenApiTypes
-from drf_spectacular.utils import OpenApiParameter, OpenApiResponse, extend_schema, extend_schema_view
+from drf_spectacular.utils import (
+    OpenApiExample,
+    OpenApiParameter,
+    OpenApiResponse,
+    extend_schema,
+    extend_schema_view,
+)
 from rest_framework import mixins, status, viewsets
 from rest_framework.decorators import action
 from rest_framework.negotiation import BaseContentNegotiation
@@ -38,6 +44,37 @@ from annotate.exports.service import build_export
 from annotate.importers import ImportRefused, import_records
 from annotate.models import Campaign, Judgement, Pair
 
+# Bodies the API docs pre-fill ("Try it out"): a request that works on the demo campaign,
+# instead of the random strings a generator makes from the schema.
+CAMPAIGN_EXAMPLE = OpenApiExample(
+    "A new campaign",
+    value={"slug": "my-campaign", "name": "My campaign", "quota": 50, "judges_per_pair": 3},
+    request_only=True,
+)
+PAIRS_EXAMPLE = OpenApiExample(
+    "Two pairs, checked only (dry run)",
+    value={
+        "campaign": "demo",
+        "dry_run": True,
+        "pairs": [
+            {
+                "id": "mrpc-1",
+                "source": "The company said profits rose 5% in the first quarter.",
+                "hypothesis": "Profits grew by 5% in the first quarter, the company said.",
+                "label": 1,
+            },
+            {
+                "id": "mrpc-2",
+                "source": "The storm closed schools across the region on Monday.",
+                "hypothesis": "Schools in the region reopened on Monday after the storm.",
+                "label": 0,
+                "system": "llm-a",
+            },
+        ],
+    },
+    request_only=True,
+)
+
 
 @extend_schema_view(
     list=extend_schema(summary="List campaigns"),
@@ -59,6 +96,7 @@ class CampaignViewSet(
 
     @extend_schema(
         summary="Create a campaign",
+        examples=[CAMPAIGN_EXAMPLE],
         responses={
             201: CampaignSerializer,
             409: OpenApiResponse(FieldErrorsSerializer, description="The slug is taken."),
@@ -116,6 +154,7 @@ class PairViewSet(mixins.ListModelMixin, mixins.RetrieveModelMixin, viewsets.Gen
 
     @extend_schema(
         summary="Import pairs (all or nothing)",
+        examples=[PAIRS_EXAMPLE],
         request=PairBulkCreateSerializer,
         responses={
             201: ImportReportSerializer,

@@ -143,6 +143,7 @@ class _Tally:
     records: int = 0
     created: int = 0
     training: int = 0
+    checks: int = 0
     with_ids: int = 0
     id_clashes: int = 0
     # 64-bit hashes of (source, hypothesis), 8 bytes a pair, not the texts nor a set of Python
@@ -153,6 +154,7 @@ class _Tally:
     def add(self, draft: PairDraft) -> None:
         self.created += 1
         self.training += draft.is_training
+        self.checks += draft.is_check
         self.text_hashes.append(hash((draft.source, draft.hypothesis)))
 
     def repeated(self) -> int:
@@ -261,6 +263,7 @@ def _store(
             created=tally.created,
             format=stream.format,
             training=tally.training,
+            checks=tally.checks,
             ignored_columns=list(stream.ignored_columns),
             pair_ids=pair_ids,
             paraeval_export=stream.paraeval_export,

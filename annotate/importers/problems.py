@@ -75,6 +75,7 @@ class ImportReport:
     paraeval_export: bool = False  # the file was a ParaEval pair-level export (cells restored)
     dry_run: bool = False  # validated only: nothing was stored
     notes: list[str] = field(default_factory=list)  # things worth saying that are not problems
+    checks: int = 0  # attention-check pairs among ``created`` (training pairs are counted apart)
 
     def describe(self, campaign: str) -> list[str]:
         """Lines that tell a person what was imported (printed by the commands)."""
@@ -84,6 +85,7 @@ class ImportReport:
             f"{verb} {self.created:,} pair{'s' if self.created != 1 else ''} into campaign {campaign!r}.",
             f"  format: {kind}",
             f"  training pairs: {self.training:,}",
+            f"  check pairs: {self.checks:,}",
             f"  ignored columns: {', '.join(self.ignored_columns) if self.ignored_columns else 'none'}",
         ]
         lines.extend(f"  note: {note}" for note in self.notes)
