@@ -80,3 +80,26 @@ def test_the_503_page_on_screen(browser, live_server, artifacts_dir: Path) -> No
             browser.save_screenshot(str(artifacts_dir / f"unavailable_{suffix}.png"))
             assert "Your answers so far are safe" in browser.page_source
             assert no_sideways_scroll(browser), suffix
+
+
+def test_the_count_definitions_and_the_slug_help_on_screen(browser, live_server, artifacts_dir: Path) -> None:
+    study()
+    log_in(browser, live_server, "/staff/")
+    for path, name in (
+        ("/staff/", "staff_home"),
+        ("/staff/export/", "exports"),
+        ("/admin/annotate/campaign/add/", "admin_campaign_add"),
+    ):
+        browser.get(f"{live_server.url}{path}")
+        for size, suffix in ((DESKTOP, "desktop"), (PHONE, "phone")):
+            window(browser, size)
+            browser.execute_script("window.scrollTo(0, 0)")
+            browser.save_screenshot(str(artifacts_dir / f"{name}_{suffix}.png"))
+        window(browser, DESKTOP)
+        if name == "admin_campaign_add":
+            help_text = browser.find_element(By.ID, "id_slug_helptext").text
+            assert help_text == "Used in the volunteer link /c/SLUG/ (letters, digits, hyphens and underscores)."
+        else:
+            definition = browser.find_element(By.ID, "counts-definition")
+            assert definition.is_displayed() and "check pairs" in definition.text
+            assert no_sideways_scroll(browser), name
