@@ -376,7 +376,7 @@ def done(request: HttpRequest, token: str) -> HttpResponse | HttpResponseRedirec
 def return_study(request: HttpRequest, token: str) -> HttpResponse:
     """A crowd-platform participant stops early and gives the study back: their pairs are freed."""
     volunteer = _volunteer(request, token)
-    if not volunteer.campaign.platform:
+    if not volunteer.campaign.platform or not volunteer.participant_id:  # a volunteer of the plain link
         raise Http404("Only studies run through a crowd platform can be returned.")
     if request.method == "POST":
         platforms.return_study(volunteer)

@@ -109,3 +109,13 @@ def test_the_api_docs_prefill_a_real_example(staff_api) -> None:  # type: ignore
     (campaign_example,) = campaign["examples"].values()
     assert campaign_example["value"]["slug"] == "my-campaign"
     json.dumps(document)
+
+
+def test_a_lab_volunteer_in_a_platform_campaign_has_no_return_link(client: Client) -> None:
+    from tests.test_campaign_http import start
+
+    campaign = _prolific(accepts_plain_link=True)
+    volunteer = start(client, campaign)
+    page = client.get(f"/v/{volunteer.token}/").content.decode()
+    assert 'name="pair"' in page and "Stop and return the study" not in page
+    assert client.get(f"/v/{volunteer.token}/return/").status_code == 404
