@@ -103,3 +103,24 @@ def test_the_count_definitions_and_the_slug_help_on_screen(browser, live_server,
             definition = browser.find_element(By.ID, "counts-definition")
             assert definition.is_displayed() and "check pairs" in definition.text
             assert no_sideways_scroll(browser), name
+
+
+def test_the_api_docs_prefill_a_working_import_body(browser, live_server, artifacts_dir: Path) -> None:
+    from selenium.webdriver.support import expected_conditions as ec
+    from selenium.webdriver.support.ui import WebDriverWait
+
+    log_in(browser, live_server, "/api/docs/")
+    window(browser, DESKTOP)
+    wait = WebDriverWait(browser, 30, poll_frequency=0.2)
+    summary = wait.until(
+        ec.element_to_be_clickable((By.CSS_SELECTOR, "#operations-pairs-pairs_create .opblock-summary"))
+    )
+    summary.click()
+    wait.until(ec.element_to_be_clickable((By.CSS_SELECTOR, "#operations-pairs-pairs_create .try-out__btn"))).click()
+    body = wait.until(
+        ec.presence_of_element_located((By.CSS_SELECTOR, "#operations-pairs-pairs_create textarea.body-param__text"))
+    )
+    browser.execute_script("arguments[0].scrollIntoView({block: 'center'})", body)
+    browser.save_screenshot(str(artifacts_dir / "api_docs_example_desktop.png"))
+    text = body.get_attribute("value")
+    assert '"campaign": "demo"' in text and '"mrpc-1"' in text and '"dry_run": true' in text

@@ -119,3 +119,13 @@ def test_a_lab_volunteer_in_a_platform_campaign_has_no_return_link(client: Clien
     page = client.get(f"/v/{volunteer.token}/").content.decode()
     assert 'name="pair"' in page and "Stop and return the study" not in page
     assert client.get(f"/v/{volunteer.token}/return/").status_code == 404
+
+
+def test_the_api_docs_example_works_on_the_demo_campaign(staff_api) -> None:  # type: ignore[no-untyped-def]
+    from annotate.api.views import CAMPAIGN_EXAMPLE, PAIRS_EXAMPLE
+
+    make_campaign(slug="demo")
+    answer = staff_api.post("/api/pairs/", PAIRS_EXAMPLE.value, format="json")
+    assert answer.status_code == 200, answer.json()
+    assert answer.json()["created"] == 2 and answer.json()["dry_run"] is True
+    assert staff_api.post("/api/campaigns/", CAMPAIGN_EXAMPLE.value, format="json").status_code == 201
