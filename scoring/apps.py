@@ -25,6 +25,7 @@ class ScoringConfig(AppConfig):
 def _forget_state_on_exclusion_changes() -> None:
     """A staff override or a campaign's rule changes who is excluded without changing any id
     the analyses' change stamp watches: drop the campaign's cached state when they change."""
+    from django.db import transaction
     from django.db.models.signals import post_save
 
     from annotate.models import Campaign, Volunteer
@@ -34,11 +35,14 @@ def _forget_state_on_exclusion_changes() -> None:
     def on_exclusions_changed(sender: object, campaign_id: int, **kwargs: object) -> None:
         forget_state(campaign_id)
 
+    # After the commit: dropped earlier, a poll could cache the old state again before it lands.
     def on_campaign_saved(sender: object, instance: Campaign, **kwargs: object) -> None:
-        forget_state(instance.pk)
+        campaign_id = instance.pk
+        transaction.on_commit(lambda: forget_state(campaign_id))
 
     def on_volunteer_saved(sender: object, instance: Volunteer, **kwargs: object) -> None:
-        forget_state(instance.campaign_id)
+        campaign_id = instance.campaign_id
+        transaction.on_commit(lambda: forget_state(campaign_id))
 
     exclusions_changed.connect(on_exclusions_changed, weak=False, dispatch_uid="scoring.forget_state.exclusions")
     post_save.connect(on_campaign_saved, sender=Campaign, weak=False, dispatch_uid="scoring.forget_state.campaign")

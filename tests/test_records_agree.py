@@ -89,7 +89,8 @@ def test_an_exclusion_by_staff_is_seen_at_once_by_the_analyses(
     assert after["counts"]["judgements"] == 1
     # The rule changed in the admin (or anywhere a campaign is saved): seen at once too.
     campaign.exclude_failed_checks = None
-    campaign.save()
+    with django_capture_on_commit_callbacks(execute=True):
+        campaign.save()
     assert campaign_report(campaign.pk, resamples=0, exclude_flagged=True)["counts"]["judgements"] == 3
     cache.clear()
     shared_cache().clear()
