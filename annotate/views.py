@@ -41,6 +41,7 @@ ANSWERS = [
     for position, label in enumerate(LABEL_ORDER, start=1)
 ]
 LANGUAGE_CODES = {code for code, _ in settings.LANGUAGES}
+PAGE_LANGUAGE_COOKIE = "paraeval_page_language"  # the language of the volunteer's last page
 
 
 def _campaign_language(request: HttpRequest, kwargs: dict[str, Any]) -> str | None:
@@ -74,6 +75,10 @@ def volunteer_language(view: Callable[..., HttpResponse]) -> Callable[..., HttpR
         with translation.override(language):
             response = view(request, *args, **kwargs)
         response.headers.setdefault("Content-Language", language)
+        if request.COOKIES.get(PAGE_LANGUAGE_COOKIE) != language:
+            # Remembered for the page shown while the database is down (paraeval.errors), when
+            # the campaign's language cannot be read.
+            response.set_cookie(PAGE_LANGUAGE_COOKIE, language, max_age=30 * 24 * 3600, samesite="Lax")
         return response
 
     return wrapper

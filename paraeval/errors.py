@@ -5,7 +5,8 @@ cannot be reached, Django's plain 500 page otherwise.
 A database outage (``OperationalError`` or ``InterfaceError`` from the connection) is not a
 bug: volunteers get a page in their language that says their answers are safe and when to try
 again (``Retry-After``); API callers get the same as JSON. Nothing here reads the database:
-the language comes from the volunteer's language cookie, else from the browser.
+the language comes from the volunteer's language choice, else the language of the last
+volunteer page they saw (a cookie), else from the browser.
 """
 
 from __future__ import annotations
@@ -28,11 +29,18 @@ def database_down(error: BaseException | None) -> bool:
     return isinstance(error, OperationalError | InterfaceError)
 
 
+# Set by the volunteer pages (annotate.views.volunteer_language): the language of their last page.
+PAGE_LANGUAGE_COOKIE = "paraeval_page_language"
+
+
 def _language(request: HttpRequest) -> str:
-    chosen = request.COOKIES.get(settings.LANGUAGE_COOKIE_NAME)
+    """The volunteer's chosen language, else the language of their last page (the campaign's),
+    else their browser's: no database needed."""
     codes = {code for code, _ in settings.LANGUAGES}
-    if chosen in codes:
-        return str(chosen)
+    for cookie in (settings.LANGUAGE_COOKIE_NAME, PAGE_LANGUAGE_COOKIE):
+        value = request.COOKIES.get(cookie)
+        if value in codes:
+            return str(value)
     return translation.get_language_from_request(request)
 
 

@@ -75,3 +75,20 @@ def test_other_errors_stay_500(monkeypatch) -> None:  # type: ignore[no-untyped-
     monkeypatch.setattr("annotate.views.render", fail)
     response = Client(raise_request_exception=False).get("/c/boom/")
     assert response.status_code == 500 and "Retry-After" not in response
+
+
+def test_a_french_campaign_volunteer_with_an_english_browser_gets_french() -> None:
+    campaign = make_campaign(slug="en-francais", language="fr")
+    client = Client(raise_request_exception=False, HTTP_ACCEPT_LANGUAGE="en")
+    assert client.get(f"/c/{campaign.slug}/").status_code == 200  # the database is up: the page sets the cookie
+    saved = dict(connection.settings_dict)
+    connection.close()
+    connection.settings_dict.update(HOST="127.0.0.1", PORT=str(closed_port()))
+    try:
+        response = client.get(f"/c/{campaign.slug}/")
+    finally:
+        connection.close()
+        connection.settings_dict.clear()
+        connection.settings_dict.update(saved)
+    assert response.status_code == 503 and response["Content-Language"] == "fr"
+    assert "De retour dans un instant" in response.content.decode()
