@@ -11,6 +11,7 @@ from django.urls import reverse
 from django.utils.html import format_html
 
 from annotate.counters import recount_judgements
+from annotate.exports.pseudonyms import volunteer_pseudonym
 from annotate.models import Assignment, Campaign, Judgement, Pair, Volunteer
 
 
@@ -79,6 +80,7 @@ class CampaignAdmin(admin.ModelAdmin):
             {
                 "fields": [
                     "platform",
+                    "accepts_plain_link",
                     "participant_param",
                     "study_param",
                     "session_param",
@@ -199,7 +201,7 @@ class VolunteerAdmin(admin.ModelAdmin):
     search_fields = ["token", "participant_id"]
     list_select_related = ["campaign"]
     readonly_fields = [
-        "token",
+        "pseudonym",
         "campaign",
         "english_level",
         "consented_at",
@@ -226,6 +228,11 @@ class VolunteerAdmin(admin.ModelAdmin):
 
     def has_add_permission(self, request: HttpRequest) -> bool:
         return False  # volunteers come in through the campaign link
+
+    @admin.display(description="Pseudonym")
+    def pseudonym(self, volunteer: Volunteer) -> str:
+        # The token is a credential (whoever has it answers in the volunteer's name): never shown.
+        return volunteer_pseudonym(volunteer.token)
 
 
 @admin.register(Judgement)

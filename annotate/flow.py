@@ -47,6 +47,12 @@ class Progress:
     campaign_answered: int
 
     @property
+    def pairs_judged(self) -> int:
+        """Pairs judged after the training, check pairs included: what the welcome page's
+        "N pairs to judge" counts (a volunteer cannot tell a check from another pair)."""
+        return max(self.answered - self.training_total, 0)
+
+    @property
     def in_training(self) -> bool:
         return self.answered < self.training_total
 

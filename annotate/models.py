@@ -11,6 +11,7 @@ from django.db import models
 from django.db.models import Q
 from django.utils import timezone
 
+from annotate.exports.pseudonyms import volunteer_pseudonym
 from annotate.labels import ENGLISH_LEVEL_ORDER, LABEL_DISPLAY, LABEL_ORDER
 
 LABEL_CHOICES = [(label.value, LABEL_DISPLAY[label]) for label in LABEL_ORDER]
@@ -65,7 +66,10 @@ def new_shuffle_key() -> int:
 class Campaign(models.Model):
     """One annotation campaign: a pool of pairs, a training trial and its rules."""
 
-    slug = models.SlugField(unique=True, help_text="Used in the volunteer link /c/<slug>/.")
+    # No angle brackets: the admin shows help text as HTML, where "<slug>" disappears.
+    slug = models.SlugField(
+        unique=True, help_text="Used in the volunteer link /c/SLUG/ (letters, digits, hyphens and underscores)."
+    )
     name = models.CharField(max_length=200)
     description = models.TextField(blank=True)
     quota = models.PositiveSmallIntegerField(
@@ -133,6 +137,11 @@ class Campaign(models.Model):
         blank=True,
         default="",
         help_text="Recruit through a crowd platform: the link then takes its participant identifiers.",
+    )
+    accepts_plain_link = models.BooleanField(
+        default=False,
+        help_text="Also take volunteers through the plain link, without a participant ID (e.g. lab volunteers "
+        "beside Prolific participants); they get no completion code.",
     )
     participant_param = models.CharField(max_length=50, default="PROLIFIC_PID", help_text="URL parameter: participant.")
     study_param = models.CharField(max_length=50, default="STUDY_ID", help_text="URL parameter: study.")
@@ -297,7 +306,8 @@ class Volunteer(models.Model):
         ]
 
     def __str__(self) -> str:
-        return f"volunteer {self.token[:8]}…"
+        # The pseudonym of the exports and the API: the token is a credential, never shown.
+        return f"volunteer {volunteer_pseudonym(self.token)}"
 
 
 class Assignment(models.Model):

@@ -55,10 +55,13 @@ def _clean(name: str, value: str | None) -> str:
 def participant_ids(campaign: Campaign, params: dict[str, str]) -> ParticipantIds | None:
     """The identifiers in ``params`` (query string or form), or None for a campaign without platform.
 
-    Raises ``PlatformError`` naming the parameter when the participant id is missing or bad.
+    Raises ``PlatformError`` naming the parameter when the participant id is missing or bad;
+    a campaign that ``accepts_plain_link`` takes a link without the parameter as a volunteer's (None).
     """
     if not campaign.platform:
         return None
+    if campaign.accepts_plain_link and campaign.participant_param not in params:
+        return None  # the plain link: a volunteer beside the platform's participants
     participant = _clean(campaign.participant_param, params.get(campaign.participant_param))
     if not participant:
         raise PlatformError(
@@ -148,6 +151,8 @@ def completion_for(volunteer: Volunteer, *, excluded: bool, judged: int = 1) -> 
     campaign = volunteer.campaign
     if not campaign.platform or volunteer.finished_at is None or volunteer.returned_at is not None:
         return None
+    if not volunteer.participant_id:
+        return None  # came through the plain link (accepts_plain_link): not a platform participant
     if judged == 0:
         return Completion(CodeKind.FULL, "", "")
     if not excluded and campaign.completion_code:

@@ -27,3 +27,13 @@ def announce_pairs_created(pair_ids: Iterable[int]) -> None:
 def announce_judgement_recorded(judgement_id: int, pair_id: int) -> None:
     """Send ``judgement_recorded`` once the current transaction commits."""
     transaction.on_commit(lambda: judgement_recorded.send(sender=None, judgement_id=judgement_id, pair_id=pair_id))
+
+
+# kwargs: campaign_id (int) -- staff changed who is excluded (an override) or the campaign's rule.
+exclusions_changed = Signal()
+
+
+def announce_exclusions_changed(campaign_id: int) -> None:
+    """Send ``exclusions_changed`` once the current transaction commits (analyses cached by
+    data version must see the new exclusions at once, not when their cache expires)."""
+    transaction.on_commit(lambda: exclusions_changed.send(sender=None, campaign_id=campaign_id))

@@ -13,8 +13,15 @@ from django.views.decorators.http import require_GET, require_http_methods
 
 from annotate import allocation, participants, quality
 from annotate.models import Campaign, Volunteer
+from annotate.signals import announce_exclusions_changed
+from paraeval.textcheck import InvalidText, first_invalid
 
 OVERRIDES = {"", "include", "exclude"}
+
+
+def _refuse(reason: str) -> HttpResponseBadRequest:
+    """A 400 whose text says what was wrong with the form."""
+    return HttpResponseBadRequest(f"Bad request: {reason}", content_type="text/plain; charset=utf-8")
 
 
 @never_cache
@@ -26,12 +33,21 @@ def volunteers(request: HttpRequest, slug: str) -> HttpResponse:
     if request.method == "POST":
         override = request.POST.get("override", "")
         if override not in OVERRIDES:
-            return HttpResponseBadRequest(f"override must be one of include, exclude or empty, not {override!r}")
-        updated = Volunteer.objects.filter(campaign=campaign, pk=request.POST.get("volunteer") or 0).update(
-            exclusion_override=override, exclusion_note=request.POST.get("note", "")[:300]
+            return _refuse(f"override must be one of include, exclude or empty, not {override!r}")
+        raw_id = request.POST.get("volunteer", "")
+        volunteer_id = int(raw_id) if raw_id.isascii() and raw_id.isdigit() and len(raw_id) < 19 else None
+        if volunteer_id is None:
+            return _refuse(f"volunteer must be a volunteer's number, not {raw_id!r}")
+        note = request.POST.get("note", "")
+        character = first_invalid(note)
+        if character is not None:  # PostgreSQL cannot store it: a DataError (a 500) otherwise
+            return _refuse(InvalidText("note", character).message)
+        updated = Volunteer.objects.filter(campaign=campaign, pk=volunteer_id).update(
+            exclusion_override=override, exclusion_note=note[:300]
         )
         if not updated:
-            return HttpResponseBadRequest("no such volunteer in this campaign")
+            return _refuse("no such volunteer in this campaign")
+        announce_exclusions_changed(campaign.pk)
         return redirect("annotate:staff-volunteers", slug=slug)
     verdicts = quality.campaign_quality(campaign)
     context = {

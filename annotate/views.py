@@ -41,6 +41,7 @@ ANSWERS = [
     for position, label in enumerate(LABEL_ORDER, start=1)
 ]
 LANGUAGE_CODES = {code for code, _ in settings.LANGUAGES}
+PAGE_LANGUAGE_COOKIE = "paraeval_page_language"  # the language of the volunteer's last page
 
 
 def _campaign_language(request: HttpRequest, kwargs: dict[str, Any]) -> str | None:
@@ -74,6 +75,10 @@ def volunteer_language(view: Callable[..., HttpResponse]) -> Callable[..., HttpR
         with translation.override(language):
             response = view(request, *args, **kwargs)
         response.headers.setdefault("Content-Language", language)
+        if request.COOKIES.get(PAGE_LANGUAGE_COOKIE) != language:
+            # Remembered for the page shown while the database is down (paraeval.errors), when
+            # the campaign's language cannot be read.
+            response.set_cookie(PAGE_LANGUAGE_COOKIE, language, max_age=30 * 24 * 3600, samesite="Lax")
         return response
 
     return wrapper
@@ -391,7 +396,7 @@ def done(request: HttpRequest, token: str) -> HttpResponse | HttpResponseRedirec
 def return_study(request: HttpRequest, token: str) -> HttpResponse:
     """A crowd-platform participant stops early and gives the study back: their pairs are freed."""
     volunteer = _volunteer(request, token)
-    if not volunteer.campaign.platform:
+    if not volunteer.campaign.platform or not volunteer.participant_id:  # a volunteer of the plain link
         raise Http404("Only studies run through a crowd platform can be returned.")
     if request.method == "POST":
         platforms.return_study(volunteer)

@@ -20,10 +20,11 @@ from rest_framework.negotiation import DefaultContentNegotiation
 from rest_framework.parsers import BaseParser, DataAndFiles
 from rest_framework.request import Request
 
-from paraeval.textcheck import find_in_data
+from paraeval.textcheck import MAX_JSON_DEPTH, TOO_DEEP, find_in_data, too_deep
 
 # In JSON text a NUL can only be written \u0000 and a lone surrogate \uD800-\uDFFF (raw ones
 # are invalid JSON): a body with neither escape is clean without looking at its values.
+TOO_DEEP_MESSAGE = f"The JSON body is {TOO_DEEP}; records are flat objects."
 _SUSPECT_JSON = re.compile(rb"\\u0000|\\u[dD][89abAB][0-9a-fA-F]{2}")
 
 
@@ -39,7 +40,13 @@ class CheckedParser(BaseParser):
             # JSON bodies are read whole by DRF's parser anyway: read them here once, so that
             # the cheap byte search decides whether the values need looking at.
             raw = stream.read() if stream is not None else b""
-            data = self.inner.parse(io.BytesIO(raw), media_type, parser_context)
+            try:
+                data = self.inner.parse(io.BytesIO(raw), media_type, parser_context)
+            except RecursionError:
+                raise ParseError(TOO_DEEP_MESSAGE) from None
+            # Parsable but deep: the serializers, the importer and the renderer recurse too.
+            if raw.count(b"[") + raw.count(b"{") > MAX_JSON_DEPTH and too_deep(data):
+                raise ParseError(TOO_DEEP_MESSAGE)
             if not _SUSPECT_JSON.search(raw):
                 return data
         else:

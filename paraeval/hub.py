@@ -50,7 +50,9 @@ def volunteer_link(slug: str) -> str:
 def _count(model: type[Pair] | type[Judgement], campaign_path: str) -> Coalesce:
     # A subquery per counted model: two joined Counts would multiply each other's rows.
     rows = (
-        model._default_manager.filter(**{campaign_path: OuterRef("pk")}, is_training=False)
+        # One definition everywhere: training and attention-check pairs (and their answers)
+        # are not corpus pairs, as in the exports, the API and the dashboard.
+        model._default_manager.filter(**{campaign_path: OuterRef("pk")}, is_training=False, is_check=False)
         .order_by()
         .values(campaign_path)
         .annotate(n=Count("pk"))

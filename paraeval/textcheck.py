@@ -9,6 +9,7 @@ refused up front with a message (see :mod:`paraeval.middleware` and
 
 from __future__ import annotations
 
+import json
 import re
 from dataclasses import dataclass
 from typing import Any
@@ -62,3 +63,37 @@ def find_in_data(data: Any) -> InvalidText | None:
         elif isinstance(value, list | tuple):
             stack.extend((item, f"{path}[{index}]") for index, item in reversed(list(enumerate(value))))
     return None
+
+
+# Deepest nesting of arrays and objects a JSON body or line may have. Records are flat objects
+# (a bulk import is 3 levels deep); Python's json module and anything recursive after it fail
+# with a RecursionError near 1,000 levels, which would be a 500 or a traceback.
+MAX_JSON_DEPTH = 32
+TOO_DEEP = f"nested more than {MAX_JSON_DEPTH} levels deep"
+
+
+def too_deep(data: Any, limit: int = MAX_JSON_DEPTH) -> bool:
+    """Whether parsed JSON-like ``data`` nests arrays and objects more than ``limit`` levels deep."""
+    # An explicit stack, like find_in_data: the check itself cannot exhaust the stack.
+    stack: list[tuple[Any, int]] = [(data, 1)]
+    while stack:
+        value, depth = stack.pop()
+        items = value.values() if isinstance(value, dict) else value if isinstance(value, list | tuple) else None
+        if items is None:
+            continue
+        if depth > limit:
+            return True
+        stack.extend((item, depth + 1) for item in items if isinstance(item, dict | list | tuple))
+    return False
+
+
+def loads_bounded(text: str | bytes) -> Any:
+    """``json.loads`` that refuses nesting deeper than :data:`MAX_JSON_DEPTH` with a ``ValueError``
+    saying so (never a ``RecursionError``); other errors are ``json.JSONDecodeError`` as usual."""
+    try:
+        value = json.loads(text)
+    except RecursionError:
+        raise ValueError(TOO_DEEP) from None
+    if too_deep(value):
+        raise ValueError(TOO_DEEP)
+    return value

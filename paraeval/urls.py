@@ -24,3 +24,6 @@ urlpatterns = [
     # Django's set_language: the language switch of the volunteer pages.
     path("i18n/", include("django.conf.urls.i18n")),
 ]
+
+# A database outage is a 503 "back in a moment" page in the volunteer's language, not a bare 500.
+handler500 = "paraeval.errors.server_error"

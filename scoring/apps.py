@@ -17,5 +17,33 @@ class ScoringConfig(AppConfig):
         from scoring.export_scores import ScoringScoreSource
 
         dispatch.connect_receivers()
+        _forget_state_on_exclusion_changes()
         worker.connect_signals()
         register_score_source(ScoringScoreSource())
+
+
+def _forget_state_on_exclusion_changes() -> None:
+    """A staff override or a campaign's rule changes who is excluded without changing any id
+    the analyses' change stamp watches: drop the campaign's cached state when they change."""
+    from django.db import transaction
+    from django.db.models.signals import post_save
+
+    from annotate.models import Campaign, Volunteer
+    from annotate.signals import exclusions_changed
+    from scoring.analysis.dataset import forget_state
+
+    def on_exclusions_changed(sender: object, campaign_id: int, **kwargs: object) -> None:
+        forget_state(campaign_id)
+
+    # After the commit: dropped earlier, a poll could cache the old state again before it lands.
+    def on_campaign_saved(sender: object, instance: Campaign, **kwargs: object) -> None:
+        campaign_id = instance.pk
+        transaction.on_commit(lambda: forget_state(campaign_id))
+
+    def on_volunteer_saved(sender: object, instance: Volunteer, **kwargs: object) -> None:
+        campaign_id = instance.campaign_id
+        transaction.on_commit(lambda: forget_state(campaign_id))
+
+    exclusions_changed.connect(on_exclusions_changed, weak=False, dispatch_uid="scoring.forget_state.exclusions")
+    post_save.connect(on_campaign_saved, sender=Campaign, weak=False, dispatch_uid="scoring.forget_state.campaign")
+    post_save.connect(on_volunteer_saved, sender=Volunteer, weak=False, dispatch_uid="scoring.forget_state.volunteer")

@@ -51,6 +51,9 @@ def test_list_shows_pseudonyms_never_tokens(staff_api, campaign):
         "top_sentence": "hypothesis",
         "position": 7,
         "is_training": False,
+        "is_check": False,
+        "excluded": False,
+        "exclusion_reason": "",
         "shown_at": row["shown_at"],
         "answered_at": row["answered_at"],
         "response_seconds": 4.0,
@@ -105,10 +108,12 @@ def test_list_query_count_is_bounded(staff_api, campaign, django_assert_max_num_
     volunteers = [make_volunteer(campaign) for _ in range(10)]
     for n in range(60):
         make_judgement(make_pair(campaign), volunteers[n % 10])
-    with django_assert_max_num_queries(4):  # auth token, the campaign filter, count, page
+    # auth token, the campaign filter, count, page, and the exclusion verdicts of the page's
+    # campaign (two judgement scans and its volunteers)
+    with django_assert_max_num_queries(7):
         response = staff_api.get("/api/judgements/?campaign=api-judgements")
     assert response.json()["count"] == 60
-    with django_assert_max_num_queries(5):  # ... and the campaign's volunteers for the pseudonym
+    with django_assert_max_num_queries(8):  # ... and the campaign's volunteers for the pseudonym
         response = staff_api.get(
             f"/api/judgements/?campaign=api-judgements&volunteer={volunteer_pseudonym(volunteers[3].token)}"
         )

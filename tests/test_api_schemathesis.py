@@ -26,6 +26,7 @@ from schemathesis.specs.openapi.checks import (
     status_code_conformance,
 )
 
+from tests.api_support import *  # noqa: F403
 from tests.builders import make_campaign, make_pair
 
 pytestmark = [pytest.mark.fuzz, pytest.mark.django_db(transaction=True)]
@@ -110,3 +111,70 @@ def test_the_api_answers_as_its_schema_says(api_schema, staff_token: str) -> Non
             failures.extend(failures_of(operation, mode, staff_token))
     assert operations >= 15
     assert failures == [], "\n\n".join(failures)
+
+
+# --- Cases schemathesis found once (issue 21, item 14), pinned: the schema forbids each request
+# and the server refuses it with a 400 naming the parameter; or the schema documents the refusal.
+
+
+def _schema(client) -> dict:  # type: ignore[no-untyped-def]
+    response = client.get("/api/schema/?format=json")
+    assert response.status_code == 200
+    return response.json()
+
+
+def _parameter(document: dict, path: str, method: str, name: str) -> dict:
+    (parameter,) = [p for p in document["paths"][path][method]["parameters"] if p["name"] == name]
+    return parameter
+
+
+@pytest.mark.parametrize(
+    ("url", "path", "name"),
+    [
+        ("/api/campaigns/fuzzed/export/?format=", "/api/campaigns/{slug}/export/", "format"),
+        ("/api/campaigns/fuzzed/export/?level=", "/api/campaigns/{slug}/export/", "level"),
+        ("/api/pairs/?page=", "/api/pairs/", "page"),
+        ("/api/pairs/?page=abc", "/api/pairs/", "page"),
+        ("/api/judgements/?page=0", "/api/judgements/", "page"),
+    ],
+)
+def test_query_values_the_schema_forbids_are_400s(staff_api, url: str, path: str, name: str) -> None:  # type: ignore[no-untyped-def]
+    import jsonschema
+
+    make_campaign(slug="fuzzed")
+    value = url.split(f"{name}=", 1)[1]
+    parameter_schema = _parameter(_schema(staff_api), path, "get", name)["schema"]
+    # An integer parameter is sent as text: the schema allows it only as a whole number.
+    candidate: object = int(value) if value.isdigit() else value
+    with pytest.raises(jsonschema.ValidationError):
+        jsonschema.validate(candidate, parameter_schema)
+    response = staff_api.get(url)
+    assert response.status_code == 400, response.content
+    assert name in response.json()
+
+
+@pytest.mark.parametrize("dry_run", [0, 1, "true", "yes"])
+def test_dry_run_is_a_json_boolean_only(staff_api, dry_run: object) -> None:  # type: ignore[no-untyped-def]
+    make_campaign(slug="fuzzed")
+    body = {"campaign": "fuzzed", "dry_run": dry_run, "pairs": [{"source": "A cat.", "hypothesis": "A feline."}]}
+    document = _schema(staff_api)
+    request_schema = document["components"]["schemas"]["PairBulkCreate"]["properties"]["dry_run"]
+    assert request_schema["type"] == "boolean"
+    response = staff_api.post("/api/pairs/", body, format="json")
+    assert response.status_code == 400
+    assert response.json()["dry_run"] == [f"Must be true or false (a JSON boolean), not {dry_run!r}."]
+    assert staff_api.post("/api/pairs/", {**body, "dry_run": True}, format="json").status_code == 200
+
+
+def test_refusals_the_schema_cannot_express_are_documented(staff_api) -> None:  # type: ignore[no-untyped-def]
+    document = _schema(staff_api)
+    for path, methods in document["paths"].items():
+        for method, operation in methods.items():
+            if method not in {"get", "post", "put", "patch", "delete"}:
+                continue
+            bad = operation["responses"].get("400")
+            assert bad is not None, f"{method.upper()} {path} documents no 400"
+            assert "NUL character (U+0000)" in bad["description"], f"{method.upper()} {path}"
+    date_to = _parameter(document, "/api/campaigns/{slug}/report/", "get", "date_to")
+    assert "not before date_from" in date_to["description"]
+    assert staff_api.get("/api/pairs/?origin=a%00b").status_code == 400

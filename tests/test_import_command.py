@@ -51,6 +51,7 @@ def test_import_prints_a_summary(good_file):
         "Imported 2 pairs into campaign 'news'.",
         "  format: csv",
         "  training pairs: 0",
+        "  check pairs: 0",
         "  ignored columns: score[lev]",
         "  gold: 2 labelled (1 paraphrase, 1 non-paraphrase), 0 with a graded score",
     ]

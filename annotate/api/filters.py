@@ -15,6 +15,7 @@ from rest_framework.request import Request
 
 from annotate.exports.pseudonyms import volunteer_ids_for_pseudonym
 from annotate.models import LABEL_CHOICES, Campaign, Judgement, Pair, Volunteer
+from annotate.quality import excluded_volunteer_ids
 
 MAX_ID = 2**63 - 1  # the largest primary key (bigint)
 
@@ -149,12 +150,26 @@ class JudgementFilter(django_filters.FilterSet):
     volunteer = TextFilter(
         method="filter_volunteer", help_text="Volunteer pseudonym, as shown in the exports and this list."
     )
-    is_training = StrictBooleanFilter(help_text="true: training answers only; false: corpus answers only.")
+    is_training = StrictBooleanFilter(
+        help_text="true: training answers only; false: the others (check answers included: add is_check=false)."
+    )
+    is_check = StrictBooleanFilter(help_text="true: answers to attention checks only; false: the others.")
+    excluded = StrictBooleanFilter(
+        method="filter_excluded",
+        help_text="true: answers of volunteers the campaign's exclusion rule or staff leave out; false: the others.",
+    )
     label = StrictChoiceFilter(choices=LABEL_CHOICES)
 
     class Meta:
         model = Judgement
-        fields = ["campaign", "pair", "volunteer", "is_training", "label"]
+        fields = ["campaign", "pair", "volunteer", "is_training", "is_check", "excluded", "label"]
+
+    def filter_excluded(self, queryset: QuerySet[Judgement], name: str, value: bool) -> QuerySet[Judgement]:
+        # Who is excluded follows from each campaign's rule and evidence: one quality pass per campaign.
+        campaign = self.form.cleaned_data.get("campaign")
+        campaigns = [campaign] if campaign is not None else Campaign.objects.filter(volunteers__isnull=False).distinct()
+        ids = set().union(*(excluded_volunteer_ids(each) for each in campaigns))
+        return queryset.filter(volunteer_id__in=ids) if value else queryset.exclude(volunteer_id__in=ids)
 
     def filter_volunteer(self, queryset: QuerySet[Judgement], name: str, value: str) -> QuerySet[Judgement]:
         # Pseudonyms are keyed hashes: hash the candidates' tokens (one campaign's when given).

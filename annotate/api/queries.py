@@ -39,7 +39,7 @@ def pairs_for_api() -> QuerySet[Pair]:
 def judgements_for_api() -> QuerySet[Judgement]:
     """Judgements with what the list shows of their pair and volunteer, in one query."""
     return (
-        Judgement.objects.select_related("volunteer")
+        Judgement.objects.select_related("volunteer", "pair__campaign")
         .annotate(
             campaign_slug=F("pair__campaign__slug"),
             pair_external_id=F("pair__external_id"),

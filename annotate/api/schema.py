@@ -44,6 +44,11 @@ COMMON_ERRORS: dict[str, OpenApiResponse] = {
 LOOKUP_ERROR = OpenApiResponse(
     VALIDATION_ERROR, description="No such object, no such page of a list, or an unknown campaign in a filter."
 )
+# Refusals no JSON Schema keyword can state for every string: said in every operation's 400.
+REFUSED_EVERYWHERE = (
+    "Text holding a NUL character (U+0000) or a lone surrogate is refused anywhere in a request: "
+    "address, query, header or body (PostgreSQL cannot store it); so is JSON nested more than 32 levels deep."
+)
 BAD_REQUEST = OpenApiResponse(
     VALIDATION_ERROR, description="A bad parameter or body: each field name maps to its messages."
 )
@@ -59,12 +64,15 @@ class ErrorDocumentingAutoSchema(AutoSchema):
         # A path parameter names an object, and a list has pages: either can be missing.
         if "{" in self.path or self._is_list_view():
             extra["404"] = LOOKUP_ERROR
-        # Filters and bodies are validated; a list's filters too.
-        if self.method in {"POST", "PUT", "PATCH"} or self._is_list_view() or self.get_filter_backends():
-            extra["400"] = BAD_REQUEST
+        # Any request can be refused for a NUL in its address or query (the middleware), and
+        # filters and bodies are validated.
+        extra["400"] = BAD_REQUEST
         if self.method in {"POST", "PUT", "PATCH"}:
             extra["413"] = BODY_TOO_LARGE
         for code, response in extra.items():
             if code not in responses:
                 responses[code] = self._get_response_for_code(response, code, direction=direction)
+        bad = responses["400"]
+        if REFUSED_EVERYWHERE not in bad.get("description", ""):
+            bad["description"] = f"{bad.get('description', '').rstrip()} {REFUSED_EVERYWHERE}".strip()
         return responses

@@ -21,6 +21,7 @@ from annotate.importers.options import (
 )
 from annotate.labels import ENGLISH_LEVEL_ORDER, is_paraphrase
 from annotate.models import LABEL_CHOICES, Campaign, Judgement, Pair
+from annotate.quality import VolunteerQuality, campaign_quality
 
 # Most records one bulk request may carry (the importer holds them all in one transaction).
 MAX_BULK_RECORDS = 50_000
@@ -28,6 +29,18 @@ MAX_BULK_RECORDS = 50_000
 MAX_GOLD_MAP_ENTRIES = 1000
 # Problems listed in a refusal: a broken batch can have one per record; people fix the first.
 MAX_PROBLEMS_LISTED = 1000
+
+
+class StrictBooleanField(serializers.BooleanField):
+    """A JSON ``true`` or ``false`` only, as the schema says (DRF also takes 0, 1, "yes", "off"...)."""
+
+    default_error_messages = {"invalid": "Must be true or false (a JSON boolean), not {input!r}."}
+
+    def to_internal_value(self, data: Any) -> bool:
+        if isinstance(data, bool):
+            return data
+        self.fail("invalid", input=data)
+        raise AssertionError("unreachable")  # fail() raises
 
 
 class CampaignSerializer(serializers.ModelSerializer):
@@ -158,7 +171,7 @@ class PairBulkCreateSerializer(serializers.Serializer):
     origin = serializers.CharField(
         required=False, allow_blank=True, default="", max_length=100, help_text="Origin of records that name none."
     )
-    dry_run = serializers.BooleanField(
+    dry_run = StrictBooleanField(
         required=False, default=False, help_text="Validate everything (database checks included), store nothing."
     )
     pairs = PairRecordsField(
@@ -233,6 +246,7 @@ class ImportReportSerializer(serializers.Serializer):
     created = serializers.IntegerField()
     format = serializers.CharField()
     training = serializers.IntegerField()
+    checks = serializers.IntegerField(help_text="Attention-check pairs among the pairs created.")
     ignored_columns = serializers.ListField(child=serializers.CharField())
     pair_ids = serializers.ListField(child=serializers.IntegerField(), help_text="New pairs, in record order.")
     dry_run = serializers.BooleanField()
@@ -286,6 +300,14 @@ class JudgementSerializer(serializers.ModelSerializer):
     binary_label = serializers.SerializerMethodField(help_text="Paraphrase or not; null for Don't know.")
     top_sentence = serializers.SerializerMethodField(help_text="Which sentence was shown on top.")
     response_seconds = serializers.FloatField(read_only=True)
+    is_check = serializers.BooleanField(
+        read_only=True, help_text="An answer to an attention check (never counted in the corpus)."
+    )
+    excluded = serializers.SerializerMethodField(
+        help_text="The campaign's exclusion rule (or staff) leaves this volunteer out of the analyses "
+        "when 'exclude flagged volunteers' is on, and out of the pair-level export's counts."
+    )
+    exclusion_reason = serializers.SerializerMethodField(help_text="Why the volunteer is excluded ('' if not).")
 
     class Meta:
         model = Judgement
@@ -301,11 +323,31 @@ class JudgementSerializer(serializers.ModelSerializer):
             "top_sentence",
             "position",
             "is_training",
+            "is_check",
+            "excluded",
+            "exclusion_reason",
             "shown_at",
             "answered_at",
             "response_seconds",
         ]
         read_only_fields = fields
+
+    def _verdict(self, judgement: Judgement) -> VolunteerQuality | None:
+        # One quality pass per campaign of the page (not per row), kept in the context.
+        # (A list's rows share the root serializer's context: a dict, typed as a Mapping.)
+        verdicts: dict[int, dict[int, VolunteerQuality]] = self.context.setdefault("_verdicts", {})  # type: ignore[attr-defined]
+        campaign_id = judgement.pair.campaign_id
+        if campaign_id not in verdicts:
+            verdicts[campaign_id] = {q.volunteer_id: q for q in campaign_quality(judgement.pair.campaign)}
+        return verdicts[campaign_id].get(judgement.volunteer_id)
+
+    def get_excluded(self, judgement: Judgement) -> bool:
+        verdict = self._verdict(judgement)
+        return bool(verdict and verdict.excluded)
+
+    def get_exclusion_reason(self, judgement: Judgement) -> str:
+        verdict = self._verdict(judgement)
+        return verdict.exclusion_reason if verdict else ""
 
     def get_volunteer(self, judgement: Judgement) -> str:
         return volunteer_pseudonym(judgement.volunteer.token)

@@ -10,7 +10,13 @@ from django.db.models import QuerySet
 from django.http import HttpResponseBase
 from django.shortcuts import get_object_or_404
 from drf_spectacular.types import OpenApiTypes
-from drf_spectacular.utils import OpenApiParameter, OpenApiResponse, extend_schema, extend_schema_view
+from drf_spectacular.utils import (
+    OpenApiExample,
+    OpenApiParameter,
+    OpenApiResponse,
+    extend_schema,
+    extend_schema_view,
+)
 from rest_framework import mixins, status, viewsets
 from rest_framework.decorators import action
 from rest_framework.negotiation import BaseContentNegotiation
@@ -20,7 +26,7 @@ from rest_framework.request import Request
 from rest_framework.response import Response
 from rest_framework.views import APIView
 
-from annotate.api.filters import JudgementFilter, PairFilter
+from annotate.api.filters import JudgementFilter, PairFilter, refuse_empty_parameters
 from annotate.api.queries import campaigns_with_counts, judgements_for_api, pairs_for_api
 from annotate.api.serializers import (
     CampaignSerializer,
@@ -37,6 +43,37 @@ from annotate.exports.http import export_response
 from annotate.exports.service import build_export
 from annotate.importers import ImportRefused, import_records
 from annotate.models import Campaign, Judgement, Pair
+
+# Bodies the API docs pre-fill ("Try it out"): a request that works on the demo campaign,
+# instead of the random strings a generator makes from the schema.
+CAMPAIGN_EXAMPLE = OpenApiExample(
+    "A new campaign",
+    value={"slug": "my-campaign", "name": "My campaign", "quota": 50, "judges_per_pair": 3},
+    request_only=True,
+)
+PAIRS_EXAMPLE = OpenApiExample(
+    "Two pairs, checked only (dry run)",
+    value={
+        "campaign": "demo",
+        "dry_run": True,
+        "pairs": [
+            {
+                "id": "mrpc-1",
+                "source": "The company said profits rose 5% in the first quarter.",
+                "hypothesis": "Profits grew by 5% in the first quarter, the company said.",
+                "label": 1,
+            },
+            {
+                "id": "mrpc-2",
+                "source": "The storm closed schools across the region on Monday.",
+                "hypothesis": "Schools in the region reopened on Monday after the storm.",
+                "label": 0,
+                "system": "llm-a",
+            },
+        ],
+    },
+    request_only=True,
+)
 
 
 @extend_schema_view(
@@ -59,6 +96,7 @@ class CampaignViewSet(
 
     @extend_schema(
         summary="Create a campaign",
+        examples=[CAMPAIGN_EXAMPLE],
         responses={
             201: CampaignSerializer,
             409: OpenApiResponse(FieldErrorsSerializer, description="The slug is taken."),
@@ -116,6 +154,7 @@ class PairViewSet(mixins.ListModelMixin, mixins.RetrieveModelMixin, viewsets.Gen
 
     @extend_schema(
         summary="Import pairs (all or nothing)",
+        examples=[PAIRS_EXAMPLE],
         request=PairBulkCreateSerializer,
         responses={
             201: ImportReportSerializer,
@@ -193,12 +232,14 @@ class CampaignExportView(APIView):
         responses={
             (200, "text/csv"): OpenApiResponse(OpenApiTypes.STR, description="CSV with a header row."),
             (200, "application/x-ndjson"): OpenApiResponse(OpenApiTypes.STR, description="One JSON object a line."),
-            400: OpenApiResponse(description="Unknown level or format (the body names the parameter)."),
+            400: OpenApiResponse(description="Unknown or empty level or format (the body names the parameter)."),
             404: OpenApiResponse(description="No campaign with this slug."),
         },
     )
     def get(self, request: Request, slug: str) -> HttpResponseBase:
         campaign = get_object_or_404(Campaign, slug=slug)
+        # DRF reads ?format= (empty) as "the default"; the schema's enum does not allow it.
+        refuse_empty_parameters(request.query_params, ExportQuerySerializer().fields)
         options = ExportQuerySerializer(data=request.query_params)
         options.is_valid(raise_exception=True)
         return export_response(

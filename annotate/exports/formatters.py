@@ -21,14 +21,14 @@ from functools import lru_cache
 from itertools import chain, islice, repeat
 from typing import Any, TypeVar
 
-from django.db.models import Count
+from django.db.models import Case, Count, When
 
 from annotate.aggregation import PairVerdict, verdict
 from annotate.exports.pseudonyms import volunteer_pseudonym
 from annotate.exports.scores import score_source
 from annotate.labels import LABEL_ORDER, Label, is_paraphrase
 from annotate.models import Campaign, Judgement, Pair
-from annotate.quality import campaign_quality
+from annotate.quality import campaign_quality, excluded_volunteer_ids
 
 Row = dict[str, Any]
 T = TypeVar("T")
@@ -67,11 +67,13 @@ PAIR_COLUMNS: tuple[str, ...] = (
     "pair_id",
     "external_id",
     "origin",
+    "system",
     "source",
     "hypothesis",
     "gold_label",
     "gold_score",
     "judgements",
+    "excluded_judgements",
     *COUNT_COLUMNS.values(),
     "majority_label",
     "label_tie",
@@ -233,18 +235,26 @@ def _in_chunk(campaign: Campaign, first: int, last: int) -> dict[str, Any]:
     return {"pair_id__gte": first, "pair_id__lte": last, "pair_id__in": pairs.values("id")}
 
 
-def _label_counts(campaign: Campaign, first: int, last: int) -> dict[int, dict[str, int]]:
-    """Label counts of the pairs of one chunk: one GROUP BY query."""
+def _label_counts(
+    campaign: Campaign, first: int, last: int, excluded: Sequence[int]
+) -> tuple[dict[int, dict[str, int]], dict[int, int]]:
+    """Label counts of the pairs of one chunk, without the ``excluded`` volunteers' answers, and
+    how many answers of theirs each pair had: one GROUP BY query."""
     counts: dict[int, dict[str, int]] = defaultdict(dict)
+    left_out: dict[int, int] = defaultdict(int)
     rows = (
         Judgement.objects.filter(is_training=False, is_check=False, **_in_chunk(campaign, first, last))
         .order_by()  # no Meta.ordering in the GROUP BY
-        .values_list("pair_id", "label")
+        .annotate(left_out=Case(When(volunteer_id__in=excluded, then=True), default=False))
+        .values_list("pair_id", "label", "left_out")
         .annotate(n=Count("id"))
     )
-    for pair_id, label, n in rows:
-        counts[pair_id][label] = n
-    return counts
+    for pair_id, label, is_left_out, n in rows:
+        if is_left_out:
+            left_out[pair_id] += n
+        else:
+            counts[pair_id][label] = n
+    return counts, left_out
 
 
 def _scores(
@@ -276,7 +286,10 @@ def pair_rows(
     """One row per non-training pair of ``campaign`` (by id), judged or not.
 
     Label counts, majority and binary labels and the mean ordinal score come from the pair's
-    non-training judgements through :func:`annotate.aggregation.verdict`. A metric column holds
+    non-training judgements through :func:`annotate.aggregation.verdict`, leaving out the
+    volunteers the campaign's exclusion rule (or staff) exclude (:mod:`annotate.quality`);
+    ``excluded_judgements`` says how many answers that left out (they stay in the
+    judgement-level export, marked ``excluded``). A metric column holds
     the score, or is empty when the score is missing (not computed yet) or failed; the failed
     configurations of the pair are listed in ``failed_scores``.
     """
@@ -285,14 +298,15 @@ def pair_rows(
     pairs = (
         Pair.objects.filter(campaign=campaign, is_training=False, is_check=False)
         .order_by("id")
-        .values_list("id", "external_id", "origin", "source", "hypothesis", "gold_label", "gold_score")
+        .values_list("id", "external_id", "origin", "system", "source", "hypothesis", "gold_label", "gold_score")
     )
+    excluded = sorted(excluded_volunteer_ids(campaign))
     no_judgements: dict[str, int] = {}
     for chunk in chunked(pairs.iterator(chunk_size=chunk_size), chunk_size):
         first, last = chunk[0][0], chunk[-1][0]
-        counts = _label_counts(campaign, first, last)
+        counts, left_out = _label_counts(campaign, first, last, excluded)
         scores = _scores(campaign, first, last, metrics)
-        for pair_id, external_id, origin, source, hypothesis, gold_label, gold_score in chunk:
+        for pair_id, external_id, origin, system, source, hypothesis, gold_label, gold_score in chunk:
             pair_counts = counts.get(pair_id, no_judgements)
             summary = _summary(tuple(pair_counts.get(label.value, 0) for label in LABEL_ORDER))
             row: Row = {
@@ -300,11 +314,13 @@ def pair_rows(
                 "pair_id": pair_id,
                 "external_id": external_id,
                 "origin": origin,
+                "system": system,
                 "source": source,
                 "hypothesis": hypothesis,
                 "gold_label": gold_label,
                 "gold_score": _finite(gold_score),
                 "judgements": summary.judgements,
+                "excluded_judgements": left_out.get(pair_id, 0),
                 **{column: summary.counts[label] for label, column in COUNT_COLUMNS.items()},
                 "majority_label": summary.majority_label.value if summary.majority_label else None,
                 "label_tie": summary.label_tie,

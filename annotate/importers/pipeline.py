@@ -337,6 +337,7 @@ def _store(
             created=tally.created,
             format=stream.format,
             training=tally.training,
+            checks=tally.checks,
             ignored_columns=list(stream.ignored_columns),
             pair_ids=pair_ids,
             paraeval_export=stream.paraeval_export,
@@ -346,7 +347,6 @@ def _store(
             gold_paraphrases=tally.paraphrases,
             gold_non_paraphrases=tally.non_paraphrases,
             gold_scores=tally.graded,
-            checks=tally.checks,
             systems={name: count for name, count in tally.systems.items() if name},
         )
         if pair_ids:

@@ -99,6 +99,7 @@ class ImportReport:
             f"{verb} {self.created:,} pair{'s' if self.created != 1 else ''} into campaign {campaign!r}.",
             f"  format: {kind}",
             f"  training pairs: {self.training:,}",
+            f"  check pairs: {self.checks:,}",
             f"  ignored columns: {', '.join(self.ignored_columns) if self.ignored_columns else 'none'}",
         ]
         lines.append(f"  gold: {self.gold_summary()}")

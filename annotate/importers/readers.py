@@ -19,6 +19,7 @@ from dataclasses import dataclass
 from typing import IO
 
 from annotate.importers.problems import ImportProblem, ImportRefused
+from paraeval.textcheck import loads_bounded
 
 UTF8_BOM = b"\xef\xbb\xbf"
 UTF16_BOMS = (b"\xff\xfe", b"\xfe\xff")
@@ -204,9 +205,12 @@ def read_jsonl(text: str | Iterable[str]) -> Iterator[JsonObject | ImportProblem
         if not line.strip():
             continue
         try:
-            value = json.loads(line)
+            value = loads_bounded(line)
         except json.JSONDecodeError as error:
             yield ImportProblem(number, None, f"not valid JSON: {error.msg} (column {error.colno})")
+            continue
+        except ValueError as error:  # nested too deeply (a RecursionError otherwise)
+            yield ImportProblem(number, None, f"not valid JSON: {error}")
             continue
         if not isinstance(value, dict):
             yield ImportProblem(number, None, f"expected a JSON object {{...}}, found {json_type(value)}")

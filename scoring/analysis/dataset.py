@@ -24,6 +24,7 @@ from django.core.cache import cache
 from django.db.models import Case, Count, Exists, F, FloatField, Func, Max, OuterRef, Q, Subquery, Sum, When
 from django.utils import timezone
 
+from annotate.exports.pseudonyms import volunteer_pseudonym
 from annotate.labels import EnglishLevel
 from annotate.models import Campaign, Judgement, Pair, Volunteer
 from annotate.quality import excluded_volunteer_ids
@@ -210,6 +211,19 @@ def _fingerprint(campaign: Campaign) -> tuple[dict[str, Any], datetime | None]:
     return fingerprint, max(moments) if moments else None
 
 
+def _state_key(campaign_id: int) -> str:
+    return f"paraeval:state:{campaign_id}"
+
+
+def forget_state(campaign_id: int) -> None:
+    """Drop the cached state of a campaign: the next report reads its fingerprint again.
+
+    Called when something the change stamp cannot see changed who is excluded (a staff
+    override, the campaign's rule), so that "exclude flagged volunteers" follows at once.
+    """
+    cache.delete(_state_key(campaign_id))
+
+
 def data_state(campaign_id: int, *, fresh: bool = False) -> DataState:
     """What a report of the campaign depends on, cheaply.
 
@@ -222,7 +236,7 @@ def data_state(campaign_id: int, *, fresh: bool = False) -> DataState:
     Raises ``Campaign.DoesNotExist``.
     """
     stamp = change_stamp()
-    key = f"paraeval:state:{campaign_id}"
+    key = _state_key(campaign_id)
     cached = cache.get(key)
     now = time_module.time()  # wall clock: the cache may be shared between processes
     if not fresh and cached is not None and cached["stamp"] == stamp and now - cached["at"] < FULL_CHECK_SECONDS:
@@ -298,8 +312,10 @@ def load(campaign: Campaign, filters: Filters) -> AnalysisInput:
     contributors = set(judgements.volunteer.tolist()) | set(training_by_volunteer)
     volunteer_q = Q(campaign=campaign, id__in=contributors) if contributors else Q(pk__in=[])
     volunteers = [
-        VolunteerInfo(pk, level, *training_by_volunteer.get(pk, (0, 0)))
-        for pk, level in Volunteer.objects.filter(volunteer_q).order_by("id").values_list("id", "english_level")
+        VolunteerInfo(pk, level, *training_by_volunteer.get(pk, (0, 0)), pseudonym=volunteer_pseudonym(token))
+        for pk, level, token in Volunteer.objects.filter(volunteer_q)
+        .order_by("id")
+        .values_list("id", "english_level", "token")
     ]
 
     configs = list(

@@ -5,7 +5,7 @@ from __future__ import annotations
 from scoring.analysis.distance_bins import DistanceBins
 from scoring.analysis.meta import MetaEvaluation
 from scoring.analysis.paired import Interval
-from scoring.analysis.tables import DASH, EN_DASH, Cell, Row, Table, fmt
+from scoring.analysis.tables import DASH, EN_DASH, Cell, Row, Table, fmt, tied_range
 
 
 def _cell(value: float | None, digits: int = 3) -> Cell:
@@ -146,10 +146,8 @@ def meta_tables(meta: MetaEvaluation) -> list[Table]:
         ],
     )
     for threshold_row in meta.thresholds:
-        tied_range = (
-            DASH
-            if threshold_row.tied_count < 2
-            else f"{fmt(threshold_row.tied_lowest, 2)} … {fmt(threshold_row.tied_highest, 2)}"
+        tied_text = (
+            DASH if threshold_row.tied_count < 2 else tied_range(threshold_row.tied_lowest, threshold_row.tied_highest)
         )
         best_range = (
             DASH
@@ -164,7 +162,7 @@ def meta_tables(meta: MetaEvaluation) -> list[Table]:
                     Cell(str(threshold_row.n), float(threshold_row.n)),
                     _cell(threshold_row.best_accuracy),
                     Cell(str(threshold_row.tied_count), float(threshold_row.tied_count)),
-                    Cell(tied_range),
+                    Cell(tied_text),
                     _cell(threshold_row.cv_accuracy),
                     _cell(threshold_row.cv_f1),
                     _cell(threshold_row.natural_accuracy),

@@ -57,7 +57,7 @@ from scoring.analysis.labels import (
 from scoring.analysis.thresholds import tied_best
 
 # Bump when a change here changes any number of a report (part of the data version).
-ANALYSIS_VERSION = "1"
+ANALYSIS_VERSION = "2"  # 2: volunteers carry their pseudonym
 ALL = "all"
 ALL_LABEL = "Global"
 NO_ORIGIN_LABEL = "(no origin)"
@@ -110,6 +110,7 @@ class VolunteerInfo:
     english_level: str
     training_answers: int = 0
     training_correct: int = 0
+    pseudonym: str = ""  # as in the exports and the API (a keyed hash of the token)
 
 
 @dataclass(frozen=True)
@@ -554,6 +555,7 @@ def volunteer_section(judgements: JudgementRows, volunteers: list[VolunteerInfo]
         rows.append(
             {
                 "id": info.id,
+                "volunteer": info.pseudonym or f"#{info.id}",
                 "english_level": info.english_level,
                 "judgements": len(mine),
                 "dont_know": int(np.count_nonzero(judgements.code[mine] == DONT_KNOW_CODE)),

@@ -97,6 +97,21 @@ def _mean(values: FloatArray) -> float | None:
     return float(finite.mean()) if len(finite) else None
 
 
+def _missing(names: list[str], metric_means: list[float | None], human_means: FloatArray) -> str | None:
+    """Why a metric has no system-level figures, naming the systems; None when it has them."""
+
+    def systems(which: list[str]) -> str:
+        return f"system {which[0]} has" if len(which) == 1 else f"systems {', '.join(which)} have"
+
+    no_score = [name for name, mean in zip(names, metric_means, strict=True) if mean is None]
+    if no_score:
+        return f"{systems(no_score)} no score of this metric"
+    no_human = [name for name, mean in zip(names, human_means.tolist(), strict=True) if not math.isfinite(mean)]
+    if no_human:
+        return f"{systems(no_human)} no human score"
+    return None
+
+
 def _p_greater(a: FloatArray, b: FloatArray, resamples: int, seed: int, salt: int) -> float:
     """One-sided two-sample permutation p-value that mean(a) > mean(b) (labels shuffled),
     as ``scipy.stats.permutation_test(permutation_type="independent")`` computes it."""
@@ -231,10 +246,12 @@ def system_view(
     human_means = np.array([np.nan if r.mean_ordinal is None else r.mean_ordinal for r in rows])
     results = []
     for row, metric in enumerate(metric_ids):
-        means = np.array([_mean(oriented[row][system_array == name]) or math.nan for name in names])
-        keep = np.isfinite(means) & np.isfinite(human_means)
-        if np.count_nonzero(keep) < len(names):
-            results.append(SystemMetric(metric, None, None, None, "a system has no score or no human score"))
+        # A mean of 0.0 is a mean (BLEU is 0 on every pair of a poor system): only None is missing.
+        raw_means = [_mean(oriented[row][system_array == name]) for name in names]
+        means = np.array([math.nan if mean is None else mean for mean in raw_means])
+        missing = _missing(names, raw_means, human_means)
+        if missing:
+            results.append(SystemMetric(metric, None, None, None, missing))
             continue
         metric_p, _ = system_p_values(oriented[row], systems, names, sources, resamples, seed)
         spa = soft_pairwise_accuracy(human_p, metric_p)

@@ -66,6 +66,17 @@ def fmt(value: float | None, digits: int = RATE_DIGITS) -> str:
     return "0." + "0" * digits if text == "-0." + "0" * digits else text
 
 
+def tied_range(first: float | None, second: float | None) -> str:
+    """The range of the thresholds tied for the best accuracy, in the metric's own units, lowest
+    first (``0.31 … 0.41``); ``none`` stands for "call no pair a paraphrase". Table 2 and the
+    "Threshold honesty" table both print it with this function, so they cannot disagree."""
+    numbers = sorted(value for value in (first, second) if value is not None)
+    parts = [fmt(value, SCORE_DIGITS) for value in numbers]
+    if first is None or second is None:
+        parts.append("none")
+    return " … ".join(parts)
+
+
 def _cell(value: float | None, digits: int = RATE_DIGITS, note: str = "") -> Cell:
     # The value keeps full precision (CSV / JSON output); "best" compares the printed digits.
     return Cell(fmt(value, digits), value, note=note, digits=digits)
@@ -230,11 +241,10 @@ def _tied_thresholds(result: dict[str, Any], metric: dict[str, Any]) -> Cell:
         return Cell(DASH, note=_why(result, "best_accuracy"))
     if tied["count"] == 1:
         return Cell("unique", 1.0)
-    low = DASH if tied["lowest"] is None else fmt(tied["lowest"], SCORE_DIGITS)
-    high = "none" if tied["highest"] is None else fmt(tied["highest"], SCORE_DIGITS)
-    ends = sorted([low, high]) if metric["higher_is_closer"] else [high, low]
     return Cell(
-        f"{tied['count']}: {ends[0]} … {ends[1]}", float(tied["count"]), note="thresholds with the same accuracy"
+        f"{tied['count']}: {tied_range(tied['lowest'], tied['highest'])}",
+        float(tied["count"]),
+        note="thresholds with the same accuracy",
     )
 
 
@@ -456,7 +466,7 @@ def volunteer_table(report: dict[str, Any]) -> Table:
         training = f"{row['training_correct']}/{row['training_answers']}" if row["training_answers"] else DASH
         table.rows.append(
             Row(
-                f"#{row['id']}",
+                row.get("volunteer") or f"#{row['id']}",
                 "",
                 [
                     Cell(row["english_level"]),

@@ -66,7 +66,10 @@ class ReportQuerySerializer(serializers.Serializer):
         help_text="Only judgements of volunteers with this English level.",
     )
     date_from = serializers.DateField(required=False, help_text="Only judgements answered on or after this day.")
-    date_to = serializers.DateField(required=False, help_text="Only judgements answered on or before this day.")
+    date_to = serializers.DateField(
+        required=False,
+        help_text="Only judgements answered on or before this day; not before date_from (a 400 says so).",
+    )
     resamples = serializers.IntegerField(
         required=False,
         min_value=0,
