@@ -36,12 +36,14 @@ import django  # noqa: E402
 
 django.setup()
 
-MRPC_TEST = ROOT.parent / "shared" / "data" / "mrpc" / "msr_paraphrase_test.txt"
-FALLBACK = Path("/work/shared/data/mrpc/msr_paraphrase_test.txt")
+# The shared corpora: PARAEVAL_SHARED_DATA, else shared/data beside the checkout (tests/corpora.py).
+MRPC_TEST = (
+    Path(os.environ.get("PARAEVAL_SHARED_DATA") or ROOT.parent / "shared" / "data") / "mrpc" / "msr_paraphrase_test.txt"
+)
 
 
 def mrpc_sources(count: int) -> list[str]:
-    path = MRPC_TEST if MRPC_TEST.exists() else FALLBACK
+    path = MRPC_TEST
     lines = path.read_text(encoding="utf-8-sig").splitlines()[1:]
     return [line.split("\t")[3] for line in lines[:count]]
 

@@ -30,7 +30,7 @@ def _forget_state_on_exclusion_changes() -> None:
 
     from annotate.models import Campaign, Volunteer
     from annotate.signals import exclusions_changed
-    from scoring.analysis.dataset import forget_state
+    from scoring.analysis.state import forget_state  # light: not the analyses themselves
 
     def on_exclusions_changed(sender: object, campaign_id: int, **kwargs: object) -> None:
         forget_state(campaign_id)

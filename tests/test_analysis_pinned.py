@@ -30,6 +30,7 @@ from django.core.cache import cache
 from scipy import stats
 from sklearn.metrics import roc_auc_score
 
+from annotate.exports.pseudonyms import volunteer_pseudonym
 from annotate.labels import LABEL_ORDER
 from annotate.models import Judgement, Pair
 from scoring.analysis.meta_service import meta_status
@@ -44,6 +45,8 @@ DATA = "/staff/dashboard/data/"
 SYSTEMS = ("sys-a", "sys-b", "sys-c")
 METRIC_ID_KEYS = {"metric", "metric_a", "metric_b"}
 DROPPED = {"version", "generated_at", "last_changed", "campaign"}
+# Pseudonyms differ between runs (tokens are random): pinned as "volunteer N" like the ids.
+PSEUDONYMS: dict[str, str] = {}
 
 
 def _normalise(value: Any, names: dict[int, str], volunteers: dict[int, str]) -> Any:
@@ -68,6 +71,8 @@ def _normalise(value: Any, names: dict[int, str], volunteers: dict[int, str]) ->
         return [_normalise(item, names, volunteers) for item in value]
     if isinstance(value, str) and value.startswith("#") and value[1:].isdigit():
         return volunteers.get(int(value[1:]), value)  # a volunteer row label in a table
+    if isinstance(value, str) and value in PSEUDONYMS:
+        return PSEUDONYMS[value]  # a volunteer's pseudonym (a hash of their random token)
     return value
 
 
@@ -116,6 +121,13 @@ def test_every_dashboard_figure_is_pinned(dashboard):  # type: ignore[no-untyped
     built, report, meta = dashboard
     names = {config.pk: config.label for config in built.configs.values()}
     volunteers = {volunteer.pk: f"volunteer {index + 1}" for index, volunteer in enumerate(built.volunteers)}
+    PSEUDONYMS.clear()
+    PSEUDONYMS.update(
+        {
+            volunteer_pseudonym(volunteer.token): f"volunteer {index + 1}"
+            for index, volunteer in enumerate(built.volunteers)
+        }
+    )
     actual = {
         "counts": report["counts"],
         "subsets": report["subsets"],

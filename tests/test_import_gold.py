@@ -163,6 +163,7 @@ def test_gold_column_with_a_mapping_stores_each_row_as_mapped(stsh):
         "Imported 3 pairs into campaign 'stsh'.",
         "  format: tsv",
         "  training pairs: 0",
+        "  check pairs: 0",
         "  ignored columns: Unnamed: 0, data set, lang, score, Human Annotation - P1, LLama3 zero-shot (Paraph), "
         "Human Annotation - P2",
         "  gold: 2 labelled (1 paraphrase, 1 non-paraphrase), 0 with a graded score",

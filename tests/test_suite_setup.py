@@ -48,6 +48,8 @@ def fake_venv(folder: Path) -> Path:
         "pip": "#!/bin/sh\nexit 0\n",
         "ruff": "#!/bin/sh\nexit 0\n",
         "mypy": f'#!/bin/sh\necho mypy >> "{folder}/mypy-ran"\n',
+        "lint-imports": f'#!/bin/sh\necho lint-imports >> "{folder}/checks-ran"\n',
+        "mkdocs": f'#!/bin/sh\necho "mkdocs $*" >> "{folder}/checks-ran"\n',
         "pytest": (
             f'#!/bin/sh\necho "DATABASE_URL=${{DATABASE_URL:-}}" > "{folder}/pytest-env"\n'
             f'echo "$@" >> "{folder}/pytest-env"\n'
@@ -89,7 +91,7 @@ def test_the_test_command_uses_postgresql_at_the_default_address_when_it_answers
         pytest.skip(f"needs PostgreSQL at {DEFAULT_DATABASE_URL}")
     stdout, seen = run_test_script(fake_venv(tmp_path / "venv"))
     assert f"[test] database: {DEFAULT_DATABASE_URL}\n" in stdout
-    assert seen == f"DATABASE_URL={DEFAULT_DATABASE_URL}\ntests/test_x.py -q\n"
+    assert seen == f"DATABASE_URL={DEFAULT_DATABASE_URL}\n--durations=15 tests/test_x.py -q\n"
 
 
 def test_the_test_command_keeps_a_database_url_it_is_given(tmp_path: Path) -> None:
@@ -97,8 +99,35 @@ def test_the_test_command_keeps_a_database_url_it_is_given(tmp_path: Path) -> No
     stdout, seen = run_test_script(fake_venv(tmp_path / "venv"), DATABASE_URL=given)
     assert f"[test] database: {given}\n" in stdout
     assert seen.splitlines()[0] == f"DATABASE_URL={given}"
-    # The type check runs before pytest (issue 11, point 13).
+    # The type check runs before pytest (issue 11, point 13), and so do the layer contracts and
+    # the documentation site's strict build.
     assert (tmp_path / "venv" / "mypy-ran").read_text(encoding="utf-8") == "mypy\n"
+    assert (tmp_path / "venv" / "checks-ran").read_text(encoding="utf-8") == (
+        "lint-imports\nmkdocs build --strict --quiet\n"
+    )
+
+
+def test_the_fast_lane_leaves_out_the_slow_kinds_of_test(tmp_path: Path) -> None:
+    _, seen = run_test_script(fake_venv(tmp_path / "venv"), DATABASE_URL="postgres://postgres@127.0.0.1:5432/x")
+    assert "-m" not in seen.split()
+    with_fast = subprocess.run(
+        ["scripts/test.sh", "--fast", "tests/test_x.py"],
+        cwd=ROOT,
+        env={
+            **{key: value for key, value in os.environ.items() if key != "DATABASE_URL"},
+            "PARAEVAL_VENV": str(tmp_path / "venv"),
+            "DATABASE_URL": "postgres://postgres@127.0.0.1:5432/x",
+        },
+        capture_output=True,
+        text=True,
+        timeout=300,
+        check=True,
+    )
+    assert with_fast.returncode == 0
+    args = (tmp_path / "venv" / "pytest-env").read_text(encoding="utf-8").splitlines()[1]
+    assert (
+        args == "--durations=15 -m not browser and not worker and not model and not slow and not fuzz tests/test_x.py"
+    )
 
 
 def test_a_run_without_postgresql_ends_with_its_skipped_tests_grouped_by_reason() -> None:

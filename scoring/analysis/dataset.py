@@ -30,6 +30,7 @@ from annotate.models import Campaign, Judgement, Pair, Volunteer
 from annotate.quality import excluded_volunteer_ids
 from scoring.analysis.labels import LABEL_CODES, Reference
 from scoring.analysis.report import AnalysisInput, JudgementRows, MetricInfo, VolunteerInfo
+from scoring.analysis.state import state_key
 from scoring.metrics.lexical import normalised_char_distance
 from scoring.models import MetricConfig, Score
 
@@ -211,19 +212,6 @@ def _fingerprint(campaign: Campaign) -> tuple[dict[str, Any], datetime | None]:
     return fingerprint, max(moments) if moments else None
 
 
-def _state_key(campaign_id: int) -> str:
-    return f"paraeval:state:{campaign_id}"
-
-
-def forget_state(campaign_id: int) -> None:
-    """Drop the cached state of a campaign: the next report reads its fingerprint again.
-
-    Called when something the change stamp cannot see changed who is excluded (a staff
-    override, the campaign's rule), so that "exclude flagged volunteers" follows at once.
-    """
-    cache.delete(_state_key(campaign_id))
-
-
 def data_state(campaign_id: int, *, fresh: bool = False) -> DataState:
     """What a report of the campaign depends on, cheaply.
 
@@ -236,7 +224,7 @@ def data_state(campaign_id: int, *, fresh: bool = False) -> DataState:
     Raises ``Campaign.DoesNotExist``.
     """
     stamp = change_stamp()
-    key = _state_key(campaign_id)
+    key = state_key(campaign_id)
     cached = cache.get(key)
     now = time_module.time()  # wall clock: the cache may be shared between processes
     if not fresh and cached is not None and cached["stamp"] == stamp and now - cached["at"] < FULL_CHECK_SECONDS:
