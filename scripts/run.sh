@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Run the campaign: set up, migrate, load the demo campaign, make sure a staff account
 # exists, start the scoring worker and the web server, and print the links.
-# Environment: PORT (8000), BIND (127.0.0.1), DATABASE_URL / REDIS_URL (optional), see README.
+# Environment: PORT (8000), BIND (127.0.0.1), DATABASE_URL / REDIS_URL (optional), see docs/reference/settings.md.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 ROOT=$(pwd)
@@ -54,11 +54,11 @@ trap cleanup EXIT INT TERM
 
 # One worker on every queue (cpu, llm, and llm.<model> for each judge model of PARAPLUIE_MODELS)
 # with the periodic sweep (beat) embedded; scale out with `scripts/worker.sh --model NAME` on GPU
-# nodes and `scripts/worker.sh --queues cpu` elsewhere (README).
+# nodes and `scripts/worker.sh --queues cpu` elsewhere (docs/how-to/gpu-workers.md).
 queues=$(manage worker_queues)
 # On the CPU time the pages leave (Linux's SCHED_IDLE where chrt can set it, else niceness 19):
 # on a laptop the web answers volunteers first and the scores follow. Measured with 100
-# volunteers and the worker busy: README, "Performance".
+# volunteers and the worker busy: docs/explanation/benchmarks.md.
 low_priority=(nice -n 19)
 if command -v chrt >/dev/null 2>&1 && chrt --idle 0 true 2>/dev/null; then
   low_priority=(chrt --idle 0 nice -n 19)

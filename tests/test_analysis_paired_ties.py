@@ -1,7 +1,7 @@
 """Spearman and Kendall paired tests on tied data (issue 17, item 6).
 
 The Spearman permutation swaps each metric's mid-ranks without re-ranking (the reason is in
-``paired._per_pair_values`` and docs/statistics-paired-tests.md); these tests pin that choice
+``paired._per_pair_values`` and docs/explanation/statistics-paired-tests.md); these tests pin that choice
 against scipy on heavily tied data and show what the alternative would do."""
 
 from __future__ import annotations
