@@ -116,7 +116,7 @@ def test_one_pseudonym_everywhere_and_never_the_token(admin_client: Client, staf
         assert name in api and name in {row["volunteer"] for row in export_rows}
     assert volunteer_pseudonym(careful.token) in admin_page
     for volunteer in (careful, careless):
-        for text in (page, admin_page, admin_list, json.dumps(report)):
+        for text in (page, admin_page, admin_list, json.dumps(report.as_json())):
             assert volunteer.token[:8] not in text
     cache.clear()
     shared_cache().clear()
