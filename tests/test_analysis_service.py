@@ -205,3 +205,13 @@ def test_empty_campaign():
     assert result.report.counts.pairs == 0 and result.report.metrics == []
     assert result.last_changed is None
     json.dumps(result.as_json(), allow_nan=False)
+
+
+def test_the_service_sends_the_tasks_the_worker_registers():
+    # The service sends its cpu-queue tasks by name and never imports their module (an
+    # import-linter contract): the names must be those the tasks are registered under.
+    from scoring import analysis_tasks
+    from scoring.analysis import service
+
+    assert analysis_tasks.compute_report_intervals.name == service.INTERVALS_TASK
+    assert analysis_tasks.compute_meta_evaluation.name == service.META_TASK

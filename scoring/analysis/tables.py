@@ -1,5 +1,6 @@
-"""The paper's tables, built from a :class:`~scoring.analysis.report.Report`, for the page and for
-``evaluate_metrics``.
+"""The paper's tables, built from the typed report, for the page and for ``evaluate_metrics``.
+
+They read :class:`~scoring.analysis.report.Report` by attribute.
 
 One table model serves every output: rows (metric, statistic), columns (corpora, optionally
 split into paraphrase / non-paraphrase), cells with a display text, the number behind it and
