@@ -1,7 +1,11 @@
 """Celery tasks of the analyses on the ``cpu`` queue, off the request path: the meta-evaluation
 (paired tests etc.) and the dashboard report's bootstrap intervals.
 
-Safe to run twice: each recomputes and overwrites the same cache slot for the current version.
+Thin: each calls :mod:`scoring.analysis.service`, which sends them by name
+(``service.META_TASK``, ``service.INTERVALS_TASK``) and never imports this module (tasks ->
+service, one way). The statistics are imported inside the tasks: a worker that never runs them
+(the ``llm`` queue's) does not load SciPy for them. Safe to run twice: each recomputes and
+overwrites the same cache slot for the current version.
 """
 
 from __future__ import annotations
@@ -21,18 +25,20 @@ def compute_meta_evaluation(
     """Compute and cache the meta-evaluation of ``campaign_id`` under ``filters``; its version.
 
     ``job``: the wait record the polling page reads (:mod:`scoring.analysis.waits`)."""
+    from scoring.analysis import service
+    from scoring.analysis.dataset import Filters
     from scoring.analysis.meta import MetaOptions
-    from scoring.analysis.meta_service import compute, filters_from_dict
 
     if not waits.started(job):
         return None  # a copy queued again already delivered
-    checked = filters_from_dict(filters)
+    checked = Filters.from_dict(filters)
+    options = MetaOptions(reference=checked.reference, resamples=resamples, seed=seed)
     try:
-        result = compute(campaign_id, checked, MetaOptions(reference=checked.reference, resamples=resamples, seed=seed))
+        result = service.compute_meta(campaign_id, checked, options)
     except Campaign.DoesNotExist:
         return None  # deleted meanwhile: nothing to do
     waits.finished(job)
-    return str(result["version"])
+    return result.version
 
 
 @shared_task(name="scoring.analysis_tasks.compute_report_intervals", ignore_result=True, acks_late=True)
@@ -40,13 +46,13 @@ def compute_report_intervals(
     campaign_id: int, filters: dict[str, Any], resamples: int, seed: int, job: str | None = None
 ) -> str | None:
     """Compute and cache the bootstrap intervals of the report of ``campaign_id``; their version."""
-    from scoring.analysis.meta_service import filters_from_dict
-    from scoring.analysis.service import compute_intervals
+    from scoring.analysis import service
+    from scoring.analysis.dataset import Filters
 
     if not waits.started(job):
         return None  # a copy queued again already delivered
     try:
-        version = compute_intervals(campaign_id, filters_from_dict(filters), resamples, seed)
+        version = service.compute_intervals(campaign_id, Filters.from_dict(filters), resamples, seed)
     except Campaign.DoesNotExist:
         return None  # deleted meanwhile: nothing to do
     waits.finished(job)

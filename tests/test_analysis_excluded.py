@@ -49,11 +49,11 @@ def test_the_flagged_volunteers(flagged):  # type: ignore[no-untyped-def]
 
 def test_check_pairs_and_answers_never_count(flagged):  # type: ignore[no-untyped-def]
     built, _ = flagged
-    report = campaign_report(built.campaign.pk, resamples=0, use_cache=False)
+    report = campaign_report(built.campaign.pk, resamples=0, use_cache=False).report
     # 18 pairs x 3 judges, as without the check pair and its three answers.
-    assert report["counts"]["pairs"] == 18 and report["counts"]["judgements"] == 54
-    assert report["counts"]["scores"] == 18 * 4 - 1  # one failed BERTScore, none of the check pair
-    assert [subset["key"] for subset in report["subsets"]] == ["llm", "mrpc", "paws", "all"]
+    assert report.counts.pairs == 18 and report.counts.judgements == 54
+    assert report.counts.scores == 18 * 4 - 1  # one failed BERTScore, none of the check pair
+    assert [subset.key for subset in report.subsets] == ["llm", "mrpc", "paws", "all"]
     assert dataset.origins(built.campaign) == ["llm", "mrpc", "paws"]
 
 
@@ -81,20 +81,25 @@ def test_excluding_removes_exactly_their_judgements(flagged):  # type: ignore[no
     )
     options = ReportOptions(resamples=50)
     expected = build_report(remaining, options)
-    report = campaign_report(built.campaign.pk, exclude_flagged=True, resamples=50, use_cache=False)
-    for key in ("counts", "subsets", "results", "agreement", "volunteers", "charts"):
-        assert report[key] == expected[key], key
-    assert report["filters"]["exclude_flagged"] is True
-    assert {row["id"] for row in report["volunteers"]}.isdisjoint(excluded)
+    result = campaign_report(built.campaign.pk, exclude_flagged=True, resamples=50, use_cache=False)
+    report = result.report
+    assert report.counts == expected.counts
+    assert report.subsets == expected.subsets
+    assert report.results == expected.results
+    assert report.agreement == expected.agreement
+    assert report.volunteers == expected.volunteers
+    assert report.charts == expected.charts
+    assert result.filters.exclude_flagged is True
+    assert {row.id for row in report.volunteers}.isdisjoint(excluded)
     full = campaign_report(built.campaign.pk, resamples=50, use_cache=False)
-    assert full["counts"]["judgements"] - report["counts"]["judgements"] == removed
-    assert full["version"] != report["version"]  # part of the data version and the cache key
+    assert full.report.counts.judgements - report.counts.judgements == removed
+    assert full.version != result.version  # part of the data version and the cache key
 
 
 def test_the_switch_on_every_interface(flagged, client, staff_user, staff_api, queue_dir):  # type: ignore[no-untyped-def]
     built, _ = flagged
     slug = built.campaign.slug
-    expected = campaign_report(built.campaign.pk, exclude_flagged=True, resamples=0, use_cache=False)
+    expected = campaign_report(built.campaign.pk, exclude_flagged=True, resamples=0, use_cache=False).as_json()
     judgements = expected["counts"]["judgements"]
     assert judgements < 54
     body = staff_api.get(f"/api/campaigns/{slug}/report/?exclude_flagged=1&resamples=0").json()

@@ -46,6 +46,16 @@ def test_computing_then_ready(staff_api, queue_dir):  # type: ignore[no-untyped-
     statistics = {test["statistic"] for test in body["meta"]["paired"]}
     assert statistics == {"auc", "accuracy_natural", "accuracy_cv", "pearson", "spearman", "kendall"}
     assert len(body["meta"]["paired"]) == 6 * 6  # six statistics x (4 choose 2) metric pairs
+    # Beside each matrix, its test and the smallest p it can reach (issue 17, item 2).
+    rankings = {ranking["statistic"]: ranking for ranking in body["meta"]["rankings"]}
+    assert rankings["auc"]["test"] == "DeLong" and rankings["auc"]["smallest_p"] is None
+    assert rankings["auc"]["floor_note"] == "DeLong test (analytic): no resampling floor on its p-values."
+    spearman = rankings["spearman"]
+    assert spearman["test"] == "permutation" and spearman["comparisons"] == 6 and spearman["reachable"] is True
+    assert spearman["resamples"] == 1199 and spearman["smallest_p"] == pytest.approx(6 * 2 / 1200)
+    assert spearman["floor_note"] == (
+        "Permutation test, 1199 resamples: the smallest reachable Holm-adjusted p over 6 comparisons is 0.01."
+    )
 
 
 def test_bad_filter_and_unknown_campaign(staff_api, queue_dir):  # type: ignore[no-untyped-def]

@@ -129,3 +129,21 @@ def test_bad_ids_are_named(tmp_path):
         run("--campaign", slug, "--ids", f"{scored.pairs[0].pk},{other.pk}")
     with pytest.raises(CommandError, match="cannot read"):
         run("--campaign", slug, "--ids-file", str(tmp_path / "missing.txt"))
+
+
+def test_meta_states_the_smallest_reachable_p_beside_each_matrix():
+    scored = make_scored_campaign(pairs_per_origin=6)
+    text = run("--campaign", scored.campaign.slug, "--metrics", "LEV,BLEU,BERTScore", "--meta", "--resamples", "50")
+    assert "DeLong test (analytic): no resampling floor on its p-values." in text
+    # Three metrics: 3 comparisons, Holm x 3, resamples chosen so that 3 x 2/(R + 1) = 0.01.
+    note = "Permutation test, 599 resamples: the smallest reachable Holm-adjusted p over 3 comparisons is 0.01."
+    heat_map = text.split("### Paired p-values — Spearman")[1].split("###")[0]
+    assert note in heat_map
+    forced = run(
+        *("--campaign", scored.campaign.slug, "--metrics", "LEV,BLEU,BERTScore", "--meta", "--resamples", "50"),
+        *("--permutation-resamples", "100"),
+    )
+    assert (
+        "Permutation test, 100 resamples: the smallest reachable Holm-adjusted p over 3 comparisons is 0.0594. "
+        "No difference can reach p < 0.05: raise the permutation resamples to at least 599 (6.0 x)."
+    ) in forced

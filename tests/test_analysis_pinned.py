@@ -33,8 +33,7 @@ from sklearn.metrics import roc_auc_score
 from annotate.exports.pseudonyms import volunteer_pseudonym
 from annotate.labels import LABEL_ORDER
 from annotate.models import Judgement, Pair
-from scoring.analysis.meta_service import meta_status
-from scoring.analysis.service import shared_cache
+from scoring.analysis.service import meta_status, shared_cache
 from scoring.analysis_tasks import compute_meta_evaluation, compute_report_intervals
 from scoring.models import Score
 from tests.builders import make_scored_campaign
@@ -112,7 +111,7 @@ def dashboard(client, queue_dir):  # type: ignore[no-untyped-def]
     compute_meta_evaluation(built.campaign.pk, filters, 1000, settings.PARAEVAL_SEED)
     status = meta_status(built.campaign.pk, resamples=1000, enqueue=False)
     assert status.state == "ready"
-    yield built, report, status.data
+    yield built, report, status.result.as_json()
     cache.clear()
     shared_cache().clear()
 

@@ -8,14 +8,21 @@ import math
 import numpy as np
 import pytest
 
-from scoring.analysis.labels import LABEL_CODES, Reference, gold_labels, volunteer_labels
+from scoring.analysis.labels import LABEL_CODES, LabelCounts, Reference, gold_labels, volunteer_labels
 from scoring.analysis.report import (
     AnalysisInput,
+    CorrelationValue,
+    Excluded,
     JudgementRows,
     MetricInfo,
     ReportOptions,
+    ScoreCounts,
+    SubsetCounts,
+    Summary,
+    Tied,
     VolunteerInfo,
     build_report,
+    report_json,
 )
 from scoring.analysis.tables import all_tables
 
@@ -88,16 +95,9 @@ def test_labels_from_volunteers():
     assert labels.binary.tolist() == [1, -1, 0, 1, 0, -1]
     assert labels.tie.tolist() == [False, True, False, False, False, False]
     assert labels.graded[:5].tolist() == [4.0, 2.5, 1.0, 3.5, 1.5] and math.isnan(labels.graded[5])
-    counts = labels.counts()
-    assert counts == {
-        "pairs": 6,
-        "labelled": 4,
-        "paraphrases": 2,
-        "non_paraphrases": 2,
-        "ties": 1,
-        "dont_know_only": 0,
-        "unjudged": 1,
-    }
+    assert labels.counts() == LabelCounts(
+        pairs=6, labelled=4, paraphrases=2, non_paraphrases=2, ties=1, dont_know_only=0, unjudged=1
+    )
 
 
 def test_dont_know_is_left_out():
@@ -107,7 +107,7 @@ def test_dont_know_is_left_out():
     labels = volunteer_labels(2, index, codes)
     assert labels.binary.tolist() == [-1, 0]
     assert math.isnan(labels.graded[0]) and labels.graded[1] == 2.0
-    assert labels.counts()["dont_know_only"] == 1
+    assert labels.counts().dont_know_only == 1
 
 
 def test_gold_labels():
@@ -117,165 +117,188 @@ def test_gold_labels():
 
 
 def test_counts(report):
-    counts = report["counts"]
-    assert counts["judgements"] == 10 and counts["volunteers"] == 2 and counts["training_judgements"] == 10
-    assert counts["labelled"] == 4 and counts["ties"] == 1 and counts["unjudged"] == 1
-    assert counts["scores"] == 17 and counts["scores_failed"] == 1 and counts["scores_missing"] == 0
-    assert [s["key"] for s in report["subsets"]] == ["a", "b", "all"]
-    assert report["subsets"][-1]["label"] == "Global"
+    counts = report.counts
+    assert counts.judgements == 10 and counts.volunteers == 2 and counts.training_judgements == 10
+    assert counts.labelled == 4 and counts.ties == 1 and counts.unjudged == 1
+    assert counts.scores == 17 and counts.scores_failed == 1 and counts.scores_missing == 0
+    assert [s.key for s in report.subsets] == ["a", "b", "all"]
+    assert report.subsets[-1].label == "Global"
 
 
 def test_separable_metric(report):
-    result = report["results"]["1"]["all"]
+    result = report.result(1, "all")
     # Labelled: .9 Y, .8 Y, .6 N, .2 N -> threshold .8 classifies all four.
-    assert result["n"] == 4 and result["positives"] == 2
-    assert result["best_accuracy"]["accuracy"] == 1.0
-    assert result["best_accuracy"]["threshold"] == 0.8 and result["best_accuracy"]["rule"] == "≥"
-    assert result["auc"]["value"] == 1.0
+    assert result.n == 4 and result.positives == 2
+    assert result.best_accuracy.accuracy == 1.0
+    assert result.best_accuracy.threshold == 0.8 and result.best_accuracy.rule == "≥"
+    assert result.auc.value == 1.0
     # none: FRR 1; t=.9: FRR .5, FAR 0; t=.8: both 0 -> EER 0 at .8.
-    assert result["eer"] == {"rate": 0.0, "threshold": 0.8, "ci": result["eer"]["ci"]}
+    assert (result.eer.rate, result.eer.threshold) == (0.0, 0.8)
     # Full precision (the CSV / JSON outputs are checkable): no rounding of the statistics.
-    assert result["class_stats"]["yes"] == {"mean": (0.9 + 0.8) / 2, "std": float(np.std([0.9, 0.8], ddof=1)), "n": 2}
-    assert result["best_accuracy"]["tied"] == {"count": 1, "highest": 0.8, "lowest": 0.8, "rule": "highest threshold"}
-    assert result["class_stats"]["no"]["mean"] == pytest.approx(0.4)
+    assert result.class_stats.yes == Summary(mean=(0.9 + 0.8) / 2, std=float(np.std([0.9, 0.8], ddof=1)), n=2)
+    assert result.best_accuracy.tied == Tied(count=1, highest=0.8, lowest=0.8, rule="highest threshold")
+    assert result.class_stats.no.mean == pytest.approx(0.4)
     # Two pairs per class: too few for a correlation with the edit distance.
-    assert result["edit_distance"]["yes"] == {"r": None, "n": 2, "reason": "fewer than 3 pairs"}
+    assert result.edit_distance.yes == CorrelationValue(r=None, n=2, reason="fewer than 3 pairs")
     # The graded scale includes the tied pair 1: scores .9 .5 .2 .8 .6 against 4 2.5 1 3.5 1.5.
     # Spearman: score ranks 5 2 1 4 3, human ranks 5 3 1 4 2, sum d^2 = 2 -> 1 - 12/120 = 0.9.
     # Pearson: sum dxdy = 1.25, sum dx^2 = .30, sum dy^2 = 6.5 -> 1.25 / sqrt(1.95) = 0.895144.
-    assert result["ordinal"]["spearman"]["r"] == pytest.approx(0.9)
-    assert result["ordinal"]["pearson"]["r"] == pytest.approx(1.25 / math.sqrt(1.95), abs=1e-6)
-    assert result["natural"] is None and "no natural threshold" in result["undefined"]["natural"]
+    assert result.ordinal.spearman.r == pytest.approx(0.9)
+    assert result.ordinal.pearson.r == pytest.approx(1.25 / math.sqrt(1.95), abs=1e-6)
+    assert result.natural is None and "no natural threshold" in result.undefined["natural"]
 
 
 def test_lower_is_closer_metric_is_oriented_but_reported_in_its_units(report):
-    result = report["results"]["2"]["all"]
+    result = report.result(2, "all")
     # LEV .1 Y, .2 Y, .5 N, .6 N: negated, the best threshold is -.2, i.e. LEV <= .2.
-    assert result["best_accuracy"]["threshold"] == 0.2 and result["best_accuracy"]["rule"] == "≤"
-    assert result["auc"]["value"] == 1.0
-    assert result["class_stats"]["yes"]["mean"] == pytest.approx(0.15)
-    assert result["class_stats"]["no"]["mean"] == pytest.approx(0.55)
+    assert result.best_accuracy.threshold == 0.2 and result.best_accuracy.rule == "≤"
+    assert result.auc.value == 1.0
+    assert result.class_stats.yes.mean == pytest.approx(0.15)
+    assert result.class_stats.no.mean == pytest.approx(0.55)
     # Correlation with the human scale uses the oriented score: positive when LEV agrees.
-    assert result["ordinal"]["spearman"]["r"] > 0
+    assert result.ordinal.spearman.r > 0
 
 
 def test_failed_score_is_excluded_and_counted(report):
-    result = report["results"]["3"]["all"]
-    assert result["pairs"] == 4 and result["n"] == 3
-    assert result["excluded"] == {"failed": 1, "missing": 0}
-    assert report["metrics"][2]["scores"] == {"done": 5, "failed": 1, "missing": 0}
+    result = report.result(3, "all")
+    assert result.pairs == 4 and result.n == 3
+    assert result.excluded == Excluded(failed=1, missing=0)
+    assert report.metrics[2].scores == ScoreCounts(done=5, failed=1, missing=0)
     # Natural threshold 0: 3.0 -> yes (right), -2 and -4 -> no (right).
-    assert result["natural"]["accuracy"] == 1.0 and result["natural"]["tp"] == 1 and result["natural"]["tn"] == 2
-    assert report["results"]["3"]["b"]["n"] == 1 and report["results"]["3"]["b"]["auc"] is None
+    assert result.natural.accuracy == 1.0 and result.natural.tp == 1 and result.natural.tn == 2
+    assert report.result(3, "b").n == 1 and report.result(3, "b").auc is None
 
 
 def test_subsets(report):
-    a = report["results"]["1"]["a"]
-    assert a["n"] == 2 and a["positives"] == 1
-    assert report["subsets"][0] == {
-        "key": "a",
-        "label": "a",
-        "pairs": 3,
-        "labelled": 2,
-        "paraphrases": 1,
-        "non_paraphrases": 1,
-        "ties": 1,
-        "dont_know_only": 0,
-        "unjudged": 0,
-    }
+    a = report.result(1, "a")
+    assert a.n == 2 and a.positives == 1
+    assert report.subsets[0] == SubsetCounts(
+        key="a",
+        label="a",
+        pairs=3,
+        labelled=2,
+        paraphrases=1,
+        non_paraphrases=1,
+        ties=1,
+        dont_know_only=0,
+        unjudged=0,
+    )
 
 
 def test_agreement(report):
-    agreement = report["agreement"]
+    agreement = report.agreement
     # Binary counts per pair (no, yes): (0,2) (1,1) (2,0) (0,2) (2,0): observed 4/5; category
     # shares .5/.5 -> Fleiss p_e = .5 and AC1 p_e = .5: both (.8 - .5) / .5 = .6.
-    assert agreement["pairs_multi"] == 5 and agreement["measurable"]
-    assert agreement["fleiss_kappa"]["value"] == pytest.approx(0.6)
-    assert agreement["gwet_ac1"]["value"] == pytest.approx(0.6)
+    assert agreement.pairs_multi == 5 and agreement.measurable
+    assert agreement.fleiss_kappa.value == pytest.approx(0.6)
+    assert agreement.gwet_ac1.value == pytest.approx(0.6)
     # Earlier vs later answer: A = 1 1 0 1 0, B = 1 0 0 1 0 -> kappa .32 / .52.
-    assert agreement["cohen_kappa"]["value"] == pytest.approx(0.32 / 0.52, abs=1e-6)
+    assert agreement.cohen_kappa.value == pytest.approx(0.32 / 0.52, abs=1e-6)
     # Ordinal alpha, pinned: the krippendorff package on the same reliability data (coders V1, V2 on
     # the 1-4 scale: 4 3 1 4 2 / 4 2 1 3 1) gives 0.8083870967741935 ordinal, 0.2702702702702702
     # nominal, so computing the report at another level fails here.
-    assert agreement["krippendorff_alpha"]["value"] == pytest.approx(0.8083870967741935, abs=1e-6)
-    assert agreement["krippendorff_alpha"]["pairs"] == 5
+    assert agreement.krippendorff_alpha.value == pytest.approx(0.8083870967741935, abs=1e-6)
+    assert agreement.krippendorff_alpha.pairs == 5
 
 
 def test_volunteers(report):
-    rows = {row["id"]: row for row in report["volunteers"]}
+    rows = {row.id: row for row in report.volunteers}
     # Each disagrees with the other only on pair 1: 4 agreements in 5 comparisons.
-    assert rows[V1]["judgements"] == 5 and rows[V1]["compared"] == 5 and rows[V1]["agreement"] == 0.8
-    assert rows[V1]["training_accuracy"] == 0.8 and rows[V1]["english_level"] == "native"
-    assert rows[V1]["median_response_seconds"] == 4.0 and rows[V2]["median_response_seconds"] == 5.0
+    assert rows[V1].judgements == 5 and rows[V1].compared == 5 and rows[V1].agreement == 0.8
+    assert rows[V1].training_accuracy == 0.8 and rows[V1].english_level == "native"
+    assert rows[V1].median_response_seconds == 4.0 and rows[V2].median_response_seconds == 5.0
 
 
-def test_report_is_strict_json(report):
-    text = json.dumps(report, allow_nan=False)
-    assert json.loads(text)["results"]["1"]["all"]["n"] == 4
+def test_report_json_is_strict_json_with_the_keys_the_page_reads(report):
+    data = report_json(report)
+    text = json.dumps(data, allow_nan=False)
+    parsed = json.loads(text)
+    assert parsed["results"]["1"]["all"]["n"] == 4  # metric ids as string keys
+    assert list(parsed) == [
+        "analysis_version",
+        "reference",
+        "counts",
+        "subsets",
+        "metrics",
+        "results",
+        "charts",
+        "agreement",
+        "volunteers",
+        "bootstrap",
+    ]
+    assert parsed["reference"] == "volunteers" and "wait" not in parsed["bootstrap"]
+    # The chart library's names (camelCase) and the confusion flattened into Table 2's result.
+    assert set(parsed["charts"]["3"]["box"]["yes"]) >= {"whiskerMin", "whiskerMax", "q1", "outliers"}
+    best = parsed["results"]["1"]["all"]["best_accuracy"]
+    assert best["tp"] == 2 and best["rule"] == "≥" and isinstance(best["ci"], list) and len(best["ci"]) == 2
+    eer = parsed["results"]["1"]["all"]["eer"]
+    assert (eer["rate"], eer["threshold"]) == (0.0, 0.8) and len(eer["ci"]) == 2
+    assert parsed["subsets"][0]["key"] == "a" and parsed["counts"]["scores_failed"] == 1
 
 
 def test_charts(report):
-    chart = report["charts"]["3"]
-    assert chart["thresholds"]["natural"] == 0.0
-    assert chart["box"]["yes"]["n"] == 1 and chart["box"]["no"]["n"] == 2
-    # Scatter: labelled pairs with a score -> [edit distance, score, label].
-    assert sorted(chart["scatter"]) == sorted([[0.1, 3.0, 1], [0.6, -2.0, 0], [0.5, -4.0, 0]])
-    assert chart["roc"]["fpr"][0] == 0 and chart["roc"]["tpr"][-1] == 1
-    assert chart["rank"]["k"][0] == 0 and chart["rank"]["k"][-1] == 3
+    chart = report.charts[3]
+    assert chart.thresholds.natural == 0.0
+    assert chart.box.yes.n == 1 and chart.box.no.n == 2
+    # Scatter: labelled pairs with a score -> (edit distance, score, label).
+    assert sorted(chart.scatter) == sorted([(0.1, 3.0, 1), (0.6, -2.0, 0), (0.5, -4.0, 0)])
+    assert chart.roc.fpr[0] == 0 and chart.roc.tpr[-1] == 1
+    assert chart.rank.k[0] == 0 and chart.rank.k[-1] == 3
 
 
 def test_no_judgements():
     data = make_input(judged=[[] for _ in range(6)])
     report = build_report(data, ReportOptions(resamples=20))
-    assert report["counts"]["judgements"] == 0 and report["counts"]["labelled"] == 0
-    result = report["results"]["1"]["all"]
-    assert result["best_accuracy"] is None and result["auc"] is None
-    assert result["undefined"]["auc"] == "no labelled pairs"
-    assert not report["agreement"]["measurable"]
-    assert report["agreement"]["reason"] == "no judgements yet"
-    assert report["agreement"]["krippendorff_alpha"]["reason"] == "no judgements yet"
-    assert report["volunteers"][0]["judgements"] == 0  # training answers only
-    json.dumps(report, allow_nan=False)
+    assert report.counts.judgements == 0 and report.counts.labelled == 0
+    result = report.result(1, "all")
+    assert result.best_accuracy is None and result.auc is None
+    assert result.undefined["auc"] == "no labelled pairs"
+    assert not report.agreement.measurable
+    assert report.agreement.reason == "no judgements yet"
+    assert report.agreement.krippendorff_alpha.reason == "no judgements yet"
+    assert report.volunteers[0].judgements == 0  # training answers only
+    json.dumps(report_json(report), allow_nan=False)
     tables = all_tables(report)
     assert tables[1].rows[0].cells[-1].text == "—"
 
 
 def test_one_judge_per_pair_is_reported():
     data = make_input(judged=[labels[:1] for labels in JUDGED])
-    agreement = build_report(data, ReportOptions(resamples=0))["agreement"]
-    assert not agreement["measurable"]
-    assert "one judge per pair" in agreement["reason"]
-    assert agreement["fleiss_kappa"]["value"] is None
+    agreement = build_report(data, ReportOptions(resamples=0)).agreement
+    assert not agreement.measurable
+    assert "one judge per pair" in (agreement.reason or "")
+    assert agreement.fleiss_kappa.value is None
 
 
 def test_single_class():
     judged = [["same_meaning"]] * 6
     report = build_report(make_input(judged=judged), ReportOptions(resamples=20))
-    result = report["results"]["1"]["all"]
-    assert result["auc"] is None and result["eer"] is None
-    assert result["undefined"]["auc"] == "only paraphrases among the labelled pairs"
-    assert result["best_accuracy"]["accuracy"] == 1.0
+    result = report.result(1, "all")
+    assert result.auc is None and result.eer is None
+    assert result.undefined["auc"] == "only paraphrases among the labelled pairs"
+    assert result.best_accuracy.accuracy == 1.0
 
 
 def test_all_scores_equal():
     report = build_report(make_input(scores=[[0.5] * 6, EDIT, [1.0] * 6]), ReportOptions(resamples=20))
-    result = report["results"]["1"]["all"]
-    assert result["auc"]["value"] == 0.5 and result["eer"]["rate"] == 0.5
-    assert result["ordinal"]["pearson"]["reason"] == "all scores are equal"
+    result = report.result(1, "all")
+    assert result.auc.value == 0.5 and result.eer.rate == 0.5
+    assert result.ordinal.pearson.reason == "all scores are equal"
 
 
 def test_gold_reference():
     data = make_input(gold=[0, 1, 0, 1, 0, 1], gold_score=[1.0, 4.0, 1.0, 5.0, 0.0, 4.5])
     report = build_report(data, ReportOptions(reference=Reference.GOLD, resamples=0))
-    assert report["reference"] == "gold"
-    assert report["counts"]["labelled"] == 6 and report["counts"]["paraphrases"] == 3
+    assert report.reference is Reference.GOLD
+    assert report.counts.labelled == 6 and report.counts.paraphrases == 3
     # SIM scores .9 .5 .2 .8 .6 .7 against gold 0 1 0 1 0 1: positives .5 .8 .7, negatives .9 .2 .6.
     # Ordered pairs won by paraphrases: .5>.2; .8>.2,.6; .7>.2,.6 -> 5 of 9.
-    assert report["results"]["1"]["all"]["auc"]["value"] == pytest.approx(5 / 9, abs=1e-6)
-    assert report["results"]["1"]["all"]["auc"]["ci"] is None  # resamples=0: no intervals
-    assert report["results"]["1"]["all"]["ordinal"]["pearson"]["n"] == 6
+    result = report.result(1, "all")
+    assert result.auc.value == pytest.approx(5 / 9, abs=1e-6)
+    assert result.auc.ci is None  # resamples=0: no intervals
+    assert result.ordinal.pearson.n == 6
     # Agreement still describes the volunteers.
-    assert report["agreement"]["pairs_multi"] == 5
+    assert report.agreement.pairs_multi == 5
 
 
 def test_input_shapes_are_checked():

@@ -3,8 +3,11 @@ PARAEVAL_SEED and print the same Monte-Carlo figures for the same data."""
 
 from __future__ import annotations
 
+import base64
 import csv
 import io
+import json
+from pathlib import Path
 
 import pytest
 from django.core.cache import cache
@@ -34,13 +37,14 @@ def _cli(slug: str) -> tuple[str, list[dict[str, str]]]:
     return markdown.getvalue(), list(csv.DictReader(io.StringIO(text)))
 
 
-def _api_meta(staff_api, slug: str, monkeypatch) -> dict:  # type: ignore[no-untyped-def]
-    """The API's way: 202, the cpu task run with the arguments it was sent, then 200."""
-    sent: list[dict] = []
-    monkeypatch.setattr(compute_meta_evaluation, "apply_async", lambda kwargs, queue: sent.append(kwargs))
+def _api_meta(staff_api, slug: str, queue_dir: Path) -> dict:  # type: ignore[no-untyped-def]
+    """The API's way: 202, the cpu task run with the arguments it was sent (read from the
+    broker's folder), then 200."""
     url = f"/api/campaigns/{slug}/meta-evaluation/"
     assert staff_api.get(url).status_code == 202
-    (arguments,) = sent
+    (message,) = [path for path in queue_dir.iterdir() if compute_meta_evaluation.name in path.read_text()]
+    arguments = json.loads(base64.b64decode(json.loads(message.read_text())["body"]))[1]
+    message.unlink()
     compute_meta_evaluation(**arguments)
     ready = staff_api.get(url)
     assert ready.status_code == 200
@@ -74,12 +78,12 @@ def _figures_from_api(meta: dict) -> dict[str, float]:
 
 
 @pytest.mark.parametrize("seed", [20250101, 7])
-def test_cli_dashboard_and_api_print_the_same_figures(staff_api, staff_user, client, queue_dir, monkeypatch, seed):  # type: ignore[no-untyped-def]
+def test_cli_dashboard_and_api_print_the_same_figures(staff_api, staff_user, client, queue_dir, seed):  # type: ignore[no-untyped-def]
     scored = make_scored_campaign(pairs_per_origin=8)
     slug = scored.campaign.slug
     with override_settings(PARAEVAL_SEED=seed):
         preamble, rows = _cli(slug)
-        meta = _api_meta(staff_api, slug, monkeypatch)
+        meta = _api_meta(staff_api, slug, queue_dir)
         client.force_login(staff_user)
         dashboard = client.get("/staff/dashboard/data/", {"campaign": slug}).json()
     assert f"seed {seed}." in preamble
@@ -90,12 +94,12 @@ def test_cli_dashboard_and_api_print_the_same_figures(staff_api, staff_user, cli
         assert cli[key] == pytest.approx(value, rel=1e-12, abs=1e-15), key
 
 
-def test_the_seed_setting_changes_the_monte_carlo_figures(staff_api, queue_dir, monkeypatch):  # type: ignore[no-untyped-def]
+def test_the_seed_setting_changes_the_monte_carlo_figures(staff_api, queue_dir):  # type: ignore[no-untyped-def]
     scored = make_scored_campaign(pairs_per_origin=8)
     figures = []
     for seed in (1, 2):
         with override_settings(PARAEVAL_SEED=seed):
             cache.clear()
             shared_cache().clear()
-            figures.append(_figures_from_api(_api_meta(staff_api, scored.campaign.slug, monkeypatch)))
+            figures.append(_figures_from_api(_api_meta(staff_api, scored.campaign.slug, queue_dir)))
     assert figures[0] != figures[1]

@@ -13,7 +13,7 @@ from django.utils import timezone
 from annotate.labels import Label
 from annotate.models import Campaign, Judgement
 from scoring.analysis import dataset
-from scoring.analysis.service import FilterError, campaign_report, campaign_version, shared_cache
+from scoring.analysis.service import CampaignRef, FilterError, campaign_report, campaign_version, shared_cache
 from scoring.models import Score
 from tests.builders import (
     make_judgement,
@@ -42,32 +42,42 @@ def built():
 
 
 def test_report_counts(built):
-    report = campaign_report(built.campaign.pk, resamples=50)
-    counts = report["counts"]
-    assert counts["pairs"] == 24  # 3 origins x 8
-    assert counts["judgements"] == 72  # 3 judges per pair
-    assert counts["training_judgements"] == 25  # 5 volunteers x 5 training pairs, never counted
-    assert counts["metrics"] == 4 and counts["scores"] == 95 and counts["scores_failed"] == 1
-    assert counts["labelled"] + counts["ties"] + counts["dont_know_only"] + counts["unjudged"] == 24
-    assert [s["key"] for s in report["subsets"]] == ["llm", "mrpc", "paws", "all"]
-    assert report["campaign"] == {"id": built.campaign.pk, "slug": built.campaign.slug, "name": built.campaign.name}
-    assert report["last_changed"] is not None and len(report["version"]) == 20
-    assert [table["key"] for table in report["tables"]][:5] == ["table1", "table2", "table3", "table4", "table5"]
+    result = campaign_report(built.campaign.pk, resamples=50)
+    report = result.report
+    counts = report.counts
+    assert counts.pairs == 24  # 3 origins x 8
+    assert counts.judgements == 72  # 3 judges per pair
+    assert counts.training_judgements == 25  # 5 volunteers x 5 training pairs, never counted
+    assert counts.metrics == 4 and counts.scores == 95 and counts.scores_failed == 1
+    assert counts.labelled + counts.ties + counts.dont_know_only + counts.unjudged == 24
+    assert [s.key for s in report.subsets] == ["llm", "mrpc", "paws", "all"]
+    assert result.campaign == CampaignRef(built.campaign.pk, built.campaign.slug, built.campaign.name)
+    assert result.last_changed is not None and len(result.version) == 20
+    assert [table.key for table in result.tables][:5] == ["table1", "table2", "table3", "table4", "table5"]
     parapluie = built.configs["parapluie"].pk
-    assert report["results"][str(parapluie)]["all"]["natural"]["threshold"] == 0.0
-    bertscore = report["results"][str(built.configs["bertscore"].pk)]["all"]
-    assert bertscore["excluded"]["failed"] + bertscore["n"] == bertscore["pairs"]
-    json.dumps(report, allow_nan=False)
+    assert report.result(parapluie, "all").natural.threshold == 0.0
+    bertscore = report.result(built.configs["bertscore"].pk, "all")
+    assert bertscore.excluded.failed + bertscore.n == bertscore.pairs
+    data = json.loads(json.dumps(result.as_json(), allow_nan=False))
+    assert data["campaign"] == {"id": built.campaign.pk, "slug": built.campaign.slug, "name": built.campaign.name}
+    assert data["results"][str(parapluie)]["all"]["natural"]["threshold"] == 0.0
+    assert data["filters"] == {
+        "reference": "volunteers",
+        "origin": None,
+        "english_level": None,
+        "date_from": None,
+        "date_to": None,
+        "exclude_flagged": False,
+    }
 
 
 def test_training_accuracy_per_volunteer(built):
-    report = campaign_report(built.campaign.pk, resamples=0)
-    rows = report["volunteers"]
+    rows = campaign_report(built.campaign.pk, resamples=0).report.volunteers
     assert len(rows) == 5
-    assert all(row["training_answers"] == 5 for row in rows)
-    assert sum(row["judgements"] for row in rows) == 72
+    assert all(row.training_answers == 5 for row in rows)
+    assert sum(row.judgements for row in rows) == 72
     # The builder shows each pair 3 to 29 seconds before the answer (times read from SQL).
-    assert all(3 <= row["median_response_seconds"] <= 29 for row in rows)
+    assert all(3 <= (row.median_response_seconds or 0) <= 29 for row in rows)
 
 
 def test_version_changes_with_the_data(built):
@@ -93,11 +103,11 @@ def test_version_changes_with_the_data(built):
 def test_report_is_cached_by_version(built):
     first = campaign_report(built.campaign.pk, resamples=20)
     again = campaign_report(built.campaign.pk, resamples=20)
-    assert again["generated_at"] == first["generated_at"]
+    assert again.generated_at == first.generated_at
     make_judgement(built.pairs[1], make_volunteer(built.campaign), Label.VERY_DIFFERENT)
     after = campaign_report(built.campaign.pk, resamples=20)
-    assert after["version"] != first["version"]
-    assert after["counts"]["judgements"] == first["counts"]["judgements"] + 1
+    assert after.version != first.version
+    assert after.report.counts.judgements == first.report.counts.judgements + 1
 
 
 def test_an_unchanged_campaign_costs_one_query(built, django_assert_num_queries):
@@ -133,41 +143,41 @@ def test_loading_costs_a_fixed_number_of_queries(django_assert_num_queries):
 
 
 def test_origin_filter(built):
-    report = campaign_report(built.campaign.pk, origin="mrpc", resamples=0)
-    assert report["counts"]["pairs"] == 8 and report["counts"]["judgements"] == 24
-    assert [s["key"] for s in report["subsets"]] == ["all"]
-    assert report["filters"]["origin"] == "mrpc"
+    result = campaign_report(built.campaign.pk, origin="mrpc", resamples=0)
+    assert result.report.counts.pairs == 8 and result.report.counts.judgements == 24
+    assert [s.key for s in result.report.subsets] == ["all"]
+    assert result.filters.origin == "mrpc" and result.as_json()["filters"]["origin"] == "mrpc"
 
 
 def test_english_level_filter(built):
     level = built.volunteers[0].english_level
-    report = campaign_report(built.campaign.pk, english_level=level, resamples=0)
+    report = campaign_report(built.campaign.pk, english_level=level, resamples=0).report
     expected = sum(1 for v in built.volunteers if v.english_level == level)
-    assert {row["english_level"] for row in report["volunteers"]} == {level}
-    assert len(report["volunteers"]) == expected
-    assert 0 < report["counts"]["judgements"] < 72
+    assert {row.english_level for row in report.volunteers} == {level}
+    assert len(report.volunteers) == expected
+    assert 0 < report.counts.judgements < 72
 
 
 def test_date_filter(built):
     today = timezone.localdate()
     assert (
-        campaign_report(built.campaign.pk, date_from=today - timedelta(days=1), resamples=0)["counts"]["judgements"]
+        campaign_report(built.campaign.pk, date_from=today - timedelta(days=1), resamples=0).report.counts.judgements
         == 72
     )
-    future = campaign_report(built.campaign.pk, date_from=today + timedelta(days=1), resamples=0)
-    assert future["counts"]["judgements"] == 0 and future["counts"]["labelled"] == 0
+    future = campaign_report(built.campaign.pk, date_from=today + timedelta(days=1), resamples=0).report
+    assert future.counts.judgements == 0 and future.counts.labelled == 0
     # An old judgement falls out of a window that ends before it.
     old = make_pair(built.campaign, origin="mrpc")
     make_judgement(old, built.volunteers[0], Label.SAME_MEANING, answered_at=timezone.now() - timedelta(days=10))
     window = campaign_report(built.campaign.pk, date_to=today - timedelta(days=5), resamples=0)
-    assert window["counts"]["judgements"] == 1
+    assert window.report.counts.judgements == 1
 
 
 def test_gold_reference(built):
-    report = campaign_report(built.campaign.pk, reference="gold", resamples=0)
-    assert report["reference"] == "gold"
+    report = campaign_report(built.campaign.pk, reference="gold", resamples=0).report
+    assert report.reference == "gold"
     # Per origin, pairs 0, 3, 6 of 8 are non-paraphrases: 5 paraphrases x 3 origins.
-    assert report["counts"]["labelled"] == 24 and report["counts"]["paraphrases"] == 15
+    assert report.counts.labelled == 24 and report.counts.paraphrases == 15
 
 
 @pytest.mark.parametrize(
@@ -191,7 +201,17 @@ def test_unknown_campaign():
 
 def test_empty_campaign():
     campaign = make_scored_campaign(pairs_per_origin=0, training=False).campaign
-    report = campaign_report(campaign.pk, resamples=10)
-    assert report["counts"]["pairs"] == 0 and report["metrics"] == []
-    assert report["last_changed"] is None
-    json.dumps(report, allow_nan=False)
+    result = campaign_report(campaign.pk, resamples=10)
+    assert result.report.counts.pairs == 0 and result.report.metrics == []
+    assert result.last_changed is None
+    json.dumps(result.as_json(), allow_nan=False)
+
+
+def test_the_service_sends_the_tasks_the_worker_registers():
+    # The service sends its cpu-queue tasks by name and never imports their module (an
+    # import-linter contract): the names must be those the tasks are registered under.
+    from scoring import analysis_tasks
+    from scoring.analysis import service
+
+    assert analysis_tasks.compute_report_intervals.name == service.INTERVALS_TASK
+    assert analysis_tasks.compute_meta_evaluation.name == service.META_TASK

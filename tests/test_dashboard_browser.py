@@ -243,7 +243,7 @@ def test_meta_evaluation_sections_render_with_the_demo(browser_factory, live_ser
 
     from annotate.models import Campaign, Pair
     from scoring.analysis.dataset import Filters
-    from scoring.analysis.meta_service import _meta_options, compute
+    from scoring.analysis.service import compute_meta, meta_options
     from scoring.metrics.lexical import normalised_char_distance
     from tests.builders import make_metric_config, make_score
 
@@ -272,7 +272,7 @@ def test_meta_evaluation_sections_render_with_the_demo(browser_factory, live_ser
         "Calibration",
     ]
     filters = Filters.build("gold")
-    compute(Campaign.objects.get(slug="demo").pk, filters, _meta_options(filters, None, None))
+    compute_meta(Campaign.objects.get(slug="demo").pk, filters, meta_options(filters, None, None))
     wait(staff, lambda b: b.find_elements(By.CSS_SELECTOR, "table[data-table=meta-ranking] tbody tr"), timeout=20)
     assert staff.find_element(By.ID, "meta-status").text.startswith("Paired comparisons ready (")
     ranking = [row.text for row in staff.find_elements(By.CSS_SELECTOR, "table[data-table=meta-ranking] tbody th")]

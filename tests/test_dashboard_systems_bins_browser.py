@@ -10,7 +10,7 @@ from selenium.webdriver.common.by import By
 
 from annotate.models import Pair
 from scoring.analysis.dataset import Filters
-from scoring.analysis.meta_service import _meta_options, compute
+from scoring.analysis.service import compute_meta, meta_options
 from tests.builders import make_scored_campaign
 from tests.test_dashboard_browser import full_page_screenshot, log_in_as_staff, wait
 
@@ -23,7 +23,7 @@ def test_new_meta_sections_render(browser_factory, live_server, artifacts_dir: P
     for index, pair in enumerate(scored.pairs):
         Pair.objects.filter(pk=pair.pk).update(system=("sys-a", "sys-b", "sys-c")[index % 3])
     filters = Filters.build("volunteers")
-    compute(scored.campaign.pk, filters, _meta_options(filters, None, None))
+    compute_meta(scored.campaign.pk, filters, meta_options(filters, None, None))
     staff = browser_factory()
     staff.set_window_size(1366, 768)
     log_in_as_staff(staff, live_server)

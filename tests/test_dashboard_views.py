@@ -154,7 +154,7 @@ def test_intervals_fill_in_when_the_cpu_queue_has_them(staff_client, built, queu
     filled = ready.json()
     assert filled["bootstrap"]["state"] == "ready"
     # The same numbers as the report API computes synchronously.
-    expected = campaign_report(built.campaign.pk, use_cache=False)
+    expected = campaign_report(built.campaign.pk, use_cache=False).as_json()
     for key in ("best_accuracy", "auc", "eer"):
         assert filled["results"][parapluie]["all"][key]["ci"] == expected["results"][parapluie]["all"][key]["ci"]
     assert filled["results"] == expected["results"] and filled["tables"] == expected["tables"]

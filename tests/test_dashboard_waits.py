@@ -16,8 +16,7 @@ from django.core.cache import cache
 from annotate.models import Campaign
 from scoring.analysis import dataset, waits
 from scoring.analysis.dataset import Filters
-from scoring.analysis.meta_service import _meta_options, _version, compute
-from scoring.analysis.service import shared_cache
+from scoring.analysis.service import compute_meta, meta_options, meta_version, shared_cache
 from scoring.analysis_tasks import compute_meta_evaluation, compute_report_intervals
 from tests.api_support import *  # noqa: F403
 from tests.builders import make_scored_campaign
@@ -158,8 +157,8 @@ def test_the_worker_labels_its_result_with_the_data_it_read_not_an_older_cached_
     scored = make_scored_campaign(pairs_per_origin=6)
     campaign_id = scored.campaign.pk
     filters = Filters.build("volunteers", exclude_flagged=True)
-    options = _meta_options(filters, 50, None)
+    options = meta_options(filters, 50, None)
     dataset.data_state(campaign_id)  # this process has the state cached
     Campaign.objects.filter(pk=campaign_id).update(exclude_failed_checks=scored.campaign.exclude_failed_checks + 1)
-    result = compute(campaign_id, filters, options)
-    assert result["version"] == _version(dataset.data_state(campaign_id, fresh=True), filters, options)
+    result = compute_meta(campaign_id, filters, options)
+    assert result.version == meta_version(dataset.data_state(campaign_id, fresh=True), filters, options)

@@ -244,7 +244,7 @@ def test_end_to_end_generate_judge_score_and_the_system_view_compares_the_genera
     from annotate.labels import Label
     from scoring.analysis.dataset import Filters
     from scoring.analysis.meta import MetaOptions
-    from scoring.analysis.meta_service import compute
+    from scoring.analysis.service import compute_meta
     from scoring.models import MetricConfig
     from scoring.score_import import ScoreFileMetric, import_scores
     from tests.builders import make_judgement, make_volunteer
@@ -270,19 +270,18 @@ def test_end_to_end_generate_judge_score_and_the_system_view_compares_the_genera
     call_command("score_pairs", "--campaign", "e2e", "--metrics", "lev", "--no-progress", stderr=io.StringIO())
     mine = "\n".join(["pair_id,score", *(f"{pair.pk},{pair.system.startswith('naive'):d}" for pair in generated)])
     imported = import_scores(campaign, mine.encode(), "s.csv", ScoreFileMetric("oracle", "1")).config
-    meta = compute(
+    meta = compute_meta(
         campaign.pk,
         Filters.build("volunteers", "generated", None, None, None, False),
         MetaOptions(resamples=20, seed=1),
         use_cache=False,
-    )
-    view = meta["systems"]
-    assert [row["system"] for row in view["systems"]] == systems
-    assert [row["pairs"] for row in view["systems"]] == [
-        sum(pair.system == name for pair in generated) for name in systems
-    ]
+    ).evaluation
+    view = meta.systems
+    assert view is not None
+    assert [row.system for row in view.systems] == systems
+    assert [row.pairs for row in view.systems] == [sum(pair.system == name for pair in generated) for name in systems]
     lev = MetricConfig.objects.get(metric="lev")
-    assert {row["metric"] for row in view["metrics"]} == {lev.pk, imported.pk}
+    assert {row.metric for row in view.metrics} == {lev.pk, imported.pk}
 
 
 @pytest.mark.model

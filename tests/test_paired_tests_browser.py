@@ -12,8 +12,7 @@ from selenium.webdriver.common.by import By
 from selenium.webdriver.support.ui import Select
 
 from scoring.analysis.dataset import Filters
-from scoring.analysis.meta_service import _meta_options, compute
-from scoring.analysis.service import shared_cache
+from scoring.analysis.service import compute_meta, meta_options, shared_cache
 from tests.builders import make_scored_campaign
 from tests.test_dashboard_browser import log_in_as_staff, wait
 
@@ -25,7 +24,7 @@ def test_floor_note_beside_each_matrix(browser_factory, live_server, artifacts_d
     shared_cache().clear()
     scored = make_scored_campaign(slug="paired", pairs_per_origin=10)
     filters = Filters.build("volunteers")
-    compute(scored.campaign.pk, filters, _meta_options(filters, None, None))
+    compute_meta(scored.campaign.pk, filters, meta_options(filters, None, None))
     staff = browser_factory()
     staff.set_window_size(1366, 768)
     log_in_as_staff(staff, live_server)

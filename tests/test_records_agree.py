@@ -79,19 +79,19 @@ def test_an_exclusion_by_staff_is_seen_at_once_by_the_analyses(
     shared_cache().clear()
     campaign, _, _, careful, _, _ = small()
     before = campaign_report(campaign.pk, resamples=0, exclude_flagged=True)
-    assert before["counts"]["judgements"] == 2
+    assert before.report.counts.judgements == 2
     with django_capture_on_commit_callbacks(execute=True):
         response = admin_client.post(
             "/staff/campaigns/agree/volunteers/", {"volunteer": careful.pk, "override": "exclude", "note": "odd"}
         )
     assert response.status_code == 302
     after = campaign_report(campaign.pk, resamples=0, exclude_flagged=True)
-    assert after["counts"]["judgements"] == 1
+    assert after.report.counts.judgements == 1
     # The rule changed in the admin (or anywhere a campaign is saved): seen at once too.
     campaign.exclude_failed_checks = None
     with django_capture_on_commit_callbacks(execute=True):
         campaign.save()
-    assert campaign_report(campaign.pk, resamples=0, exclude_flagged=True)["counts"]["judgements"] == 3
+    assert campaign_report(campaign.pk, resamples=0, exclude_flagged=True).report.counts.judgements == 3
     cache.clear()
     shared_cache().clear()
 
@@ -105,18 +105,18 @@ def test_one_pseudonym_everywhere_and_never_the_token(admin_client: Client, staf
     admin_page = admin_client.get(f"/admin/annotate/volunteer/{careful.pk}/change/").content.decode()
     admin_list = admin_client.get("/admin/annotate/volunteer/").content.decode()
     report = campaign_report(campaign.pk, resamples=0)
-    (table,) = [table for table in report["tables"] if table["key"] == "volunteers"]
+    (table,) = [table for table in report.tables if table.key == "volunteers"]
     api = {row["volunteer"] for row in staff_api.get("/api/judgements/?campaign=agree").json()["results"]}
     _, export_rows = read_csv(export_text(campaign, "judgements", "csv"))
     for name in names:
         assert f"<code>{name}</code>" in page
         assert name in admin_list
-        assert name in {row["volunteer"] for row in report["volunteers"]}
-        assert name in json.dumps(table)
+        assert name in {row.volunteer for row in report.report.volunteers}
+        assert name in json.dumps(table.as_dict())
         assert name in api and name in {row["volunteer"] for row in export_rows}
     assert volunteer_pseudonym(careful.token) in admin_page
     for volunteer in (careful, careless):
-        for text in (page, admin_page, admin_list, json.dumps(report)):
+        for text in (page, admin_page, admin_list, json.dumps(report.as_json())):
             assert volunteer.token[:8] not in text
     cache.clear()
     shared_cache().clear()

@@ -13,8 +13,8 @@ from django.core.management import CommandError, call_command
 from scoring import dispatch, runner
 from scoring.analysis.dataset import Filters
 from scoring.analysis.meta import MetaOptions
-from scoring.analysis.meta_service import compute
-from scoring.analysis.service import campaign_report, shared_cache
+from scoring.analysis.report import ScoreCounts
+from scoring.analysis.service import campaign_report, compute_meta, shared_cache
 from scoring.models import MetricConfig, QueuedScore, Score
 from scoring.score_import import EXTERNAL_QUEUE, ScoreFileMetric, ScoreImportError, import_scores
 from tests.api_support import *  # noqa: F403
@@ -205,25 +205,21 @@ def test_imported_scores_on_the_report_and_in_the_paired_tests():
     # A second version of the same metric: another configuration, compared with the first.
     noisy = _csv([(pk, value + index % 3) for index, (pk, value) in enumerate(truth.items())])
     second = import_scores(built.campaign, noisy, "p2.csv", ScoreFileMetric("oracle", "2")).config
-    report = campaign_report(built.campaign.pk, resamples=0, use_cache=False)
-    mine = next(metric for metric in report["metrics"] if metric["id"] == config.pk)
-    assert (mine["label"], mine["arrow"], mine["scores"]) == (
-        "oracle 1 (imported)",
-        "↓",
-        {"done": 24, "failed": 0, "missing": 0},
-    )
-    assert report["results"][str(config.pk)]["all"]["n"] == report["results"][str(built.configs["lev"].pk)]["all"]["n"]
-    meta = compute(
+    report = campaign_report(built.campaign.pk, resamples=0, use_cache=False).report
+    mine = next(metric for metric in report.metrics if metric.id == config.pk)
+    assert (mine.label, mine.arrow, mine.scores) == ("oracle 1 (imported)", "↓", ScoreCounts(24, 0, 0))
+    assert report.result(config.pk, "all").n == report.result(built.configs["lev"].pk, "all").n
+    meta = compute_meta(
         built.campaign.pk,
         Filters.build("volunteers", None, None, None, None, False),
         MetaOptions(resamples=20, seed=1),
         use_cache=False,
-    )
-    assert config.pk in [metric["id"] for metric in meta["metrics"]]
-    paired = [row for row in meta["paired"] if config.pk in (row["metric_a"], row["metric_b"])]
+    ).evaluation
+    assert config.pk in [metric.id for metric in meta.metrics]
+    paired = [row for row in meta.paired if config.pk in (row.metric_a, row.metric_b)]
     assert len(paired) >= 5  # against each of the four computed metrics and its other version
-    assert any({row["metric_a"], row["metric_b"]} == {config.pk, second.pk} for row in meta["paired"])
-    assert [m["label"] for m in report["metrics"] if m["id"] in (config.pk, second.pk)] == [
+    assert any({row.metric_a, row.metric_b} == {config.pk, second.pk} for row in meta.paired)
+    assert [m.label for m in report.metrics if m.id in (config.pk, second.pk)] == [
         "oracle 1 (imported)",
         "oracle 2 (imported)",
     ]

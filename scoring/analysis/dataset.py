@@ -99,6 +99,19 @@ class Filters:
                 raise FilterError("pair_ids: no pair id given")
         return cls(checked_reference, origin or None, english_level or None, date_from, date_to, exclude_flagged, ids)
 
+    @classmethod
+    def from_dict(cls, values: dict[str, Any]) -> Filters:
+        """Filters back from :meth:`as_dict` (a task's JSON arguments), checked again."""
+        return cls.build(
+            values.get("reference") or Reference.VOLUNTEERS.value,
+            values.get("origin"),
+            values.get("english_level"),
+            date.fromisoformat(values["date_from"]) if values.get("date_from") else None,
+            date.fromisoformat(values["date_to"]) if values.get("date_to") else None,
+            bool(values.get("exclude_flagged", False)),
+            values.get("pair_ids"),
+        )
+
     def as_dict(self) -> dict[str, Any]:
         return {
             "reference": self.reference.value,

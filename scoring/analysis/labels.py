@@ -51,19 +51,32 @@ class HumanLabels:
     def labelled(self) -> NDArray[np.bool_]:
         return self.binary >= 0
 
-    def counts(self, subset: NDArray[np.bool_] | None = None) -> dict[str, int]:
+    def counts(self, subset: NDArray[np.bool_] | None = None) -> LabelCounts:
         """How many pairs are paraphrases, non-paraphrases, ties, Don't know only, unjudged."""
         keep = np.ones(len(self.binary), dtype=bool) if subset is None else subset
         judged = self.judgements > 0
-        return {
-            "pairs": int(np.count_nonzero(keep)),
-            "labelled": int(np.count_nonzero(keep & (self.binary >= 0))),
-            "paraphrases": int(np.count_nonzero(keep & (self.binary == 1))),
-            "non_paraphrases": int(np.count_nonzero(keep & (self.binary == 0))),
-            "ties": int(np.count_nonzero(keep & self.tie)),
-            "dont_know_only": int(np.count_nonzero(keep & judged & (self.judgements == self.dont_know))),
-            "unjudged": int(np.count_nonzero(keep & ~judged)),
-        }
+        return LabelCounts(
+            pairs=int(np.count_nonzero(keep)),
+            labelled=int(np.count_nonzero(keep & (self.binary >= 0))),
+            paraphrases=int(np.count_nonzero(keep & (self.binary == 1))),
+            non_paraphrases=int(np.count_nonzero(keep & (self.binary == 0))),
+            ties=int(np.count_nonzero(keep & self.tie)),
+            dont_know_only=int(np.count_nonzero(keep & judged & (self.judgements == self.dont_know))),
+            unjudged=int(np.count_nonzero(keep & ~judged)),
+        )
+
+
+@dataclass(frozen=True)
+class LabelCounts:
+    """Pairs by their reference label (a pair is in one of the last five at most)."""
+
+    pairs: int
+    labelled: int
+    paraphrases: int
+    non_paraphrases: int
+    ties: int
+    dont_know_only: int
+    unjudged: int
 
 
 def volunteer_labels(

@@ -13,7 +13,7 @@ from __future__ import annotations
 import dataclasses
 import math
 from dataclasses import dataclass, field
-from enum import Enum, StrEnum
+from enum import StrEnum
 from typing import Any
 
 import numpy as np
@@ -37,6 +37,7 @@ from scoring.analysis.paired import (
     resamples_for,
     smallest_p,
 )
+from scoring.analysis.plain import to_json
 from scoring.analysis.report import AnalysisInput, MetricInfo, human_labels
 from scoring.analysis.systems import (
     SPA_BOOTSTRAP,
@@ -165,23 +166,10 @@ class MetaEvaluation:
     distance_bins: DistanceBins | None = None
 
     def as_dict(self) -> dict[str, Any]:
-        """JSON-ready: enums as their values, non-finite numbers as None, full precision."""
-        return _plain(dataclasses.asdict(self))
-
-
-def _plain(value: Any) -> Any:
-    if isinstance(value, dict):
-        return {key: _plain(item) for key, item in value.items()}
-    if isinstance(value, (list, tuple)):
-        return [_plain(item) for item in value]
-    if isinstance(value, Enum):
-        return value.value
-    if isinstance(value, (float, np.floating)):
-        number = float(value)
-        return number if math.isfinite(number) else None
-    if isinstance(value, np.integer):
-        return int(value)
-    return value
+        """JSON-ready (:func:`~scoring.analysis.plain.to_json`): enums as their values, non-finite
+        numbers as None, full precision."""
+        data: dict[str, Any] = to_json(self)
+        return data
 
 
 def _own(threshold: float | None, metric: MetricInfo) -> float | None:

@@ -1,4 +1,6 @@
-"""The paper's tables, built from a report dict, for the page and for ``evaluate_metrics``.
+"""The paper's tables, built from the typed report, for the page and for ``evaluate_metrics``.
+
+They read :class:`~scoring.analysis.report.Report` by attribute.
 
 One table model serves every output: rows (metric, statistic), columns (corpora, optionally
 split into paraphrase / non-paraphrase), cells with a display text, the number behind it and
@@ -12,6 +14,19 @@ from __future__ import annotations
 from collections.abc import Callable
 from dataclasses import asdict, dataclass, field
 from typing import Any, Literal
+
+from scoring.analysis.labels import Reference
+from scoring.analysis.report import (
+    BestAccuracy,
+    CorrelationValue,
+    IntervalPair,
+    MetricResult,
+    MetricRow,
+    Natural,
+    Ordinal,
+    RankingSummary,
+    Report,
+)
 
 Best = Literal["max", "min", "min_abs"] | None
 
@@ -82,7 +97,7 @@ def _cell(value: float | None, digits: int = RATE_DIGITS, note: str = "") -> Cel
     return Cell(fmt(value, digits), value, note=note, digits=digits)
 
 
-def _ci(interval: list[float | None] | None, digits: int = RATE_DIGITS, note: str = "") -> Cell:
+def _ci(interval: IntervalPair | None, digits: int = RATE_DIGITS, note: str = "") -> Cell:
     if not interval or interval[0] is None or interval[1] is None:
         return Cell(DASH, note=note or "not enough pairs for an interval")
     return Cell(f"{fmt(interval[0], digits)}{EN_DASH}{fmt(interval[1], digits)}", note="95% bootstrap interval")
@@ -118,42 +133,40 @@ def mark_best(rows: list[Row], stat: str, best: Best) -> None:
                 row.cells[column].best = True
 
 
-def _subset_columns(report: dict[str, Any]) -> tuple[list[str], list[str]]:
-    keys = [subset["key"] for subset in report["subsets"]]
-    labels = [subset["label"] for subset in report["subsets"]]
+def _subset_columns(report: Report) -> tuple[list[str], list[str]]:
+    keys = [subset.key for subset in report.subsets]
+    labels = [subset.label for subset in report.subsets]
     return keys, labels
 
 
-def _metric_name(metric: dict[str, Any]) -> str:
-    return f"{metric['label']} {metric['arrow']}"
+def _metric_name(metric: MetricRow) -> str:
+    return f"{metric.label} {metric.arrow}"
 
 
-def _result(report: dict[str, Any], metric: dict[str, Any], subset: str) -> dict[str, Any]:
-    return report["results"][str(metric["id"])][subset]
+def _why(result: MetricResult, statistic: str) -> str:
+    return result.undefined.get(statistic, "")
 
 
-def _why(result: dict[str, Any], statistic: str) -> str:
-    return str(result.get("undefined", {}).get(statistic, ""))
-
-
-StatFn = Callable[[dict[str, Any], dict[str, Any]], Cell]
+StatFn = Callable[[MetricResult], Cell]
+Side = Literal["yes", "no"]
+ClassFn = Callable[[MetricResult, Side], Cell]
 
 
 def _block_table(
-    report: dict[str, Any],
+    report: Report,
     key: str,
     title: str,
     caption: str,
     stats: list[tuple[str, StatFn, Best]],
-    metrics: list[dict[str, Any]] | None = None,
+    metrics: list[MetricRow] | None = None,
     note: str = "",
 ) -> Table:
     """Rows (metric, statistic) x columns (subsets), as the paper's Tables 2, 4 and 5."""
     keys, labels = _subset_columns(report)
     table = Table(key, title, caption, ["Metric", "Statistic"], labels, note=note)
-    for metric in report["metrics"] if metrics is None else metrics:
+    for metric in report.metrics if metrics is None else metrics:
         for index, (stat, function, _) in enumerate(stats):
-            cells = [function(_result(report, metric, subset), metric) for subset in keys]
+            cells = [function(report.result(metric.id, subset)) for subset in keys]
             table.rows.append(Row(_metric_name(metric), stat, cells, first=index == 0))
     for stat, _, best in stats:
         mark_best(table.rows, stat, best)
@@ -161,11 +174,11 @@ def _block_table(
 
 
 def _class_table(
-    report: dict[str, Any],
+    report: Report,
     key: str,
     title: str,
     caption: str,
-    function: StatFn,
+    function: ClassFn,
     best: Best,
     counts: bool = False,
 ) -> Table:
@@ -182,15 +195,14 @@ def _class_table(
         [name for _ in keys for name in sides],
         [(label, len(sides)) for label in labels],
     )
-    for metric in report["metrics"]:
+    for metric in report.metrics:
         cells = []
         for subset in keys:
-            result = _result(report, metric, subset)
-            for side in ("yes", "no"):
-                cells.append(function({**result, "_side": side}, metric))
+            result = report.result(metric.id, subset)
+            cells += [function(result, "yes"), function(result, "no")]
             if counts:
-                note = f"of {result['pairs']} labelled pairs" if result["n"] < result["pairs"] else ""
-                cells.append(Cell(str(result["n"]), float(result["n"]), note=note))
+                note = f"of {result.pairs} labelled pairs" if result.n < result.pairs else ""
+                cells.append(Cell(str(result.n), float(result.n), note=note))
         table.rows.append(Row(_metric_name(metric), "", cells))
     mark_best(table.rows, "", best)  # Table 1 marks nothing; Table 3 has no counts column
     return table
@@ -199,109 +211,107 @@ def _class_table(
 # --- cell functions ---------------------------------------------------------------------------
 
 
-def _mean_std(result: dict[str, Any], metric: dict[str, Any]) -> Cell:
-    stats = result["class_stats"][result["_side"]]
-    if stats["mean"] is None:
+def _mean_std(result: MetricResult, side: Side) -> Cell:
+    stats = result.class_stats.yes if side == "yes" else result.class_stats.no
+    if stats.mean is None:
         return Cell(DASH, note="no pair of this class has a score")
-    std = DASH if stats["std"] is None else fmt(stats["std"], SCORE_DIGITS)
-    return Cell(f"{fmt(stats['mean'], SCORE_DIGITS)} ± {std}", stats["mean"], note=f"n = {stats['n']}")
+    std = DASH if stats.std is None else fmt(stats.std, SCORE_DIGITS)
+    return Cell(f"{fmt(stats.mean, SCORE_DIGITS)} ± {std}", stats.mean, note=f"n = {stats.n}")
 
 
-def _edit_corr(result: dict[str, Any], metric: dict[str, Any]) -> Cell:
-    corr = result["edit_distance"][result["_side"]]
-    return _cell(corr["r"], note=corr["reason"] or f"n = {corr['n']}")
+def _edit_corr(result: MetricResult, side: Side) -> Cell:
+    corr = result.edit_distance.yes if side == "yes" else result.edit_distance.no
+    return _cell(corr.r, note=corr.reason or f"n = {corr.n}")
 
 
-def _best(field_name: str, digits: int = RATE_DIGITS) -> StatFn:
-    def get(result: dict[str, Any], metric: dict[str, Any]) -> Cell:
-        best = result["best_accuracy"]
+def _best(value: Callable[[BestAccuracy], float | None]) -> StatFn:
+    def get(result: MetricResult) -> Cell:
+        best = result.best_accuracy
         if best is None:
             return Cell(DASH, note=_why(result, "best_accuracy"))
-        return _cell(best[field_name], digits)
+        return _cell(value(best))
 
     return get
 
 
-def _best_threshold(result: dict[str, Any], metric: dict[str, Any]) -> Cell:
-    best = result["best_accuracy"]
+def _best_threshold(result: MetricResult) -> Cell:
+    best = result.best_accuracy
     if best is None:
         return Cell(DASH, note=_why(result, "best_accuracy"))
-    if best["threshold"] is None:
+    if best.threshold is None:
         return Cell("none", note="best: call no pair a paraphrase")
-    rule = best["rule"]
     return Cell(
-        f"{rule} {fmt(best['threshold'], SCORE_DIGITS)}", best["threshold"], note=f"paraphrase when {rule} this"
+        f"{best.rule} {fmt(best.threshold, SCORE_DIGITS)}", best.threshold, note=f"paraphrase when {best.rule} this"
     )
 
 
-def _tied_thresholds(result: dict[str, Any], metric: dict[str, Any]) -> Cell:
-    best = result["best_accuracy"]
-    tied = best.get("tied") if best else None
+def _tied_thresholds(result: MetricResult) -> Cell:
+    tied = result.best_accuracy.tied if result.best_accuracy else None
     if not tied:
         return Cell(DASH, note=_why(result, "best_accuracy"))
-    if tied["count"] == 1:
+    if tied.count == 1:
         return Cell("unique", 1.0)
     return Cell(
-        f"{tied['count']}: {tied_range(tied['lowest'], tied['highest'])}",
-        float(tied["count"]),
+        f"{tied.count}: {tied_range(tied.lowest, tied.highest)}",
+        float(tied.count),
         note="thresholds with the same accuracy",
     )
 
 
-def _best_ci(result: dict[str, Any], metric: dict[str, Any]) -> Cell:
-    best = result["best_accuracy"]
-    return _ci(best["ci"] if best else None, note=_why(result, "best_accuracy"))
+def _best_ci(result: MetricResult) -> Cell:
+    best = result.best_accuracy
+    return _ci(best.ci if best else None, note=_why(result, "best_accuracy"))
 
 
-def _eer_rate(result: dict[str, Any], metric: dict[str, Any]) -> Cell:
-    eer = result["eer"]
-    return Cell(DASH, note=_why(result, "eer")) if eer is None else _cell(eer["rate"])
+def _eer_rate(result: MetricResult) -> Cell:
+    eer = result.eer
+    return Cell(DASH, note=_why(result, "eer")) if eer is None else _cell(eer.rate)
 
 
-def _eer_ci(result: dict[str, Any], metric: dict[str, Any]) -> Cell:
-    eer = result["eer"]
-    return _ci(eer["ci"] if eer else None, note=_why(result, "eer"))
+def _eer_ci(result: MetricResult) -> Cell:
+    eer = result.eer
+    return _ci(eer.ci if eer else None, note=_why(result, "eer"))
 
 
-def _eer_threshold(result: dict[str, Any], metric: dict[str, Any]) -> Cell:
-    eer = result["eer"]
+def _eer_threshold(result: MetricResult) -> Cell:
+    eer = result.eer
     if eer is None:
         return Cell(DASH, note=_why(result, "eer"))
-    if eer["threshold"] is None:
+    if eer.threshold is None:
         return Cell("none")
-    return _cell(eer["threshold"], SCORE_DIGITS)
+    return _cell(eer.threshold, SCORE_DIGITS)
 
 
-def _natural(field_name: str) -> StatFn:
-    def get(result: dict[str, Any], metric: dict[str, Any]) -> Cell:
-        natural = result["natural"]
-        return Cell(DASH, note=_why(result, "natural")) if natural is None else _cell(natural[field_name])
-
-    return get
-
-
-def _auc(result: dict[str, Any], metric: dict[str, Any]) -> Cell:
-    auc = result["auc"]
-    return Cell(DASH, note=_why(result, "auc")) if auc is None else _cell(auc["value"])
-
-
-def _auc_ci(result: dict[str, Any], metric: dict[str, Any]) -> Cell:
-    auc = result["auc"]
-    return _ci(auc["ci"] if auc else None, note=_why(result, "auc"))
-
-
-def _ordinal(name: str) -> StatFn:
-    def get(result: dict[str, Any], metric: dict[str, Any]) -> Cell:
-        corr = result["ordinal"][name]
-        return _cell(corr["r"], note=corr["reason"] or f"n = {corr['n']}")
+def _natural(value: Callable[[Natural], float | None]) -> StatFn:
+    def get(result: MetricResult) -> Cell:
+        natural = result.natural
+        return Cell(DASH, note=_why(result, "natural")) if natural is None else _cell(value(natural))
 
     return get
 
 
-def _ranking(field_name: str) -> StatFn:
-    def get(result: dict[str, Any], metric: dict[str, Any]) -> Cell:
-        ranking = result["ranking"]
-        return Cell(DASH, note="no labelled pair has a score") if ranking is None else _cell(ranking[field_name])
+def _auc(result: MetricResult) -> Cell:
+    auc = result.auc
+    return Cell(DASH, note=_why(result, "auc")) if auc is None else _cell(auc.value)
+
+
+def _auc_ci(result: MetricResult) -> Cell:
+    auc = result.auc
+    return _ci(auc.ci if auc else None, note=_why(result, "auc"))
+
+
+def _ordinal(value: Callable[[Ordinal], CorrelationValue]) -> StatFn:
+    def get(result: MetricResult) -> Cell:
+        corr = value(result.ordinal)
+        return _cell(corr.r, note=corr.reason or f"n = {corr.n}")
+
+    return get
+
+
+def _ranking(value: Callable[[RankingSummary], float | None]) -> StatFn:
+    def get(result: MetricResult) -> Cell:
+        ranking = result.ranking
+        return Cell(DASH, note="no labelled pair has a score") if ranking is None else _cell(value(ranking))
 
     return get
 
@@ -309,10 +319,10 @@ def _ranking(field_name: str) -> StatFn:
 # --- the tables ---------------------------------------------------------------------------------
 
 
-def metric_tables(report: dict[str, Any]) -> list[Table]:
+def metric_tables(report: Report) -> list[Table]:
     """Tables 1-5 of the paper, then ranking/correlation and top-k summaries."""
-    reference = "imported gold labels" if report["reference"] == "gold" else "volunteers' majority labels"
-    natural_metrics = [metric for metric in report["metrics"] if metric["natural_threshold"] is not None]
+    reference = "imported gold labels" if report.reference is Reference.GOLD else "volunteers' majority labels"
+    natural_metrics = [metric for metric in report.metrics if metric.natural_threshold is not None]
     tables = [
         _class_table(
             report,
@@ -334,13 +344,13 @@ def metric_tables(report: dict[str, Any]) -> list[Table]:
             "resample. When several thresholds tie for the best accuracy the highest is used (it decides F1, "
             "recall and precision) and the range of tied thresholds is shown. Best value per column in bold.",
             [
-                ("Max. acc.", _best("accuracy"), "max"),
+                ("Max. acc.", _best(lambda best: best.accuracy), "max"),
                 ("Acc. 95% CI", _best_ci, None),
                 ("Threshold", _best_threshold, None),
                 ("Tied thresholds", _tied_thresholds, None),
-                ("F1", _best("f1"), "max"),
-                ("Recall", _best("recall"), "max"),
-                ("Precision", _best("precision"), "max"),
+                ("F1", _best(lambda best: best.f1), "max"),
+                ("Recall", _best(lambda best: best.recall), "max"),
+                ("Precision", _best(lambda best: best.precision), "max"),
             ],
         ),
         _class_table(
@@ -368,7 +378,10 @@ def metric_tables(report: dict[str, Any]) -> list[Table]:
             "Table 5 — Accuracy at the natural threshold",
             "Decision fixed a priori at the metric's natural threshold (ParaPLUIE: 0, the point where "
             "p(yes) = p(no)). Best per column in bold.",
-            [("Accuracy", _natural("accuracy"), "max"), ("F1", _natural("f1"), "max")],
+            [
+                ("Accuracy", _natural(lambda natural: natural.accuracy), "max"),
+                ("F1", _natural(lambda natural: natural.f1), "max"),
+            ],
             metrics=natural_metrics,
             note="" if natural_metrics else "No metric configuration here has a natural threshold.",
         ),
@@ -382,8 +395,8 @@ def metric_tables(report: dict[str, Any]) -> list[Table]:
             [
                 ("ROC AUC", _auc, "max"),
                 ("AUC 95% CI", _auc_ci, None),
-                ("Pearson", _ordinal("pearson"), "max"),
-                ("Spearman", _ordinal("spearman"), "max"),
+                ("Pearson", _ordinal(lambda ordinal: ordinal.pearson), "max"),
+                ("Spearman", _ordinal(lambda ordinal: ordinal.spearman), "max"),
             ],
         ),
         _block_table(
@@ -393,64 +406,63 @@ def metric_tables(report: dict[str, Any]) -> list[Table]:
             "Calling the k best-scored pairs paraphrases, for every k (Figures 2 and 3 above): the best F1 with its "
             "recall and precision, and the best accuracy (TALN 2024, Table 4). Best per column in bold.",
             [
-                ("F1 max.", _ranking("f1_max"), "max"),
-                ("Recall @ F1 max.", _ranking("recall_at_f1_max"), None),
-                ("Precision @ F1 max.", _ranking("precision_at_f1_max"), None),
-                ("Acc. max.", _ranking("accuracy_max"), "max"),
+                ("F1 max.", _ranking(lambda ranking: ranking.f1_max), "max"),
+                ("Recall @ F1 max.", _ranking(lambda ranking: ranking.recall_at_f1_max), None),
+                ("Precision @ F1 max.", _ranking(lambda ranking: ranking.precision_at_f1_max), None),
+                ("Acc. max.", _ranking(lambda ranking: ranking.accuracy_max), "max"),
             ],
         ),
     ]
-    if not report["metrics"]:
+    if not report.metrics:
         for table in tables:
             table.note = "No metric configuration has scored these pairs yet (see the scoring status page)."
     return tables
 
 
-def agreement_table(report: dict[str, Any]) -> Table:
+def agreement_table(report: Report) -> Table:
     """The agreement coefficients with their parts."""
     # Imported here: the table models stay importable without Django (pure-module test).
     from django.utils.translation import ngettext
 
-    agreement = report["agreement"]
+    agreement = report.agreement
     table = Table(
         "agreement",
         "Inter-annotator agreement",
         ngettext(
             "%(pairs)d pair has two or more graded judgements ",
             "%(pairs)d pairs have two or more graded judgements ",
-            agreement["pairs_multi"],
+            agreement.pairs_multi,
         )
-        % {"pairs": agreement["pairs_multi"]}
-        + f"(mean {fmt(agreement['judgements_per_pair'], 2)} judgements per judged pair). "
+        % {"pairs": agreement.pairs_multi}
+        + f"(mean {fmt(agreement.judgements_per_pair, 2)} judgements per judged pair). "
         "Observed and chance agreement are on the binary label; Cohen's kappa compares the earlier and the "
         "later of exactly two judgements.",
         ["Coefficient"],
         ["Value", "Observed", "Chance", "Pairs"],
-        note="" if agreement["measurable"] else str(agreement["reason"]),
+        note="" if agreement.measurable else str(agreement.reason),
     )
-    for key, label in (
-        ("krippendorff_alpha", "Krippendorff's \u03b1 (ordinal, 4 points)"),
-        ("fleiss_kappa", "Fleiss' \u03ba (binary)"),
-        ("gwet_ac1", "Gwet's AC1 (binary)"),
-        ("cohen_kappa", "Cohen's \u03ba (binary, two judges)"),
+    for value, label in (
+        (agreement.krippendorff_alpha, "Krippendorff's \u03b1 (ordinal, 4 points)"),
+        (agreement.fleiss_kappa, "Fleiss' \u03ba (binary)"),
+        (agreement.gwet_ac1, "Gwet's AC1 (binary)"),
+        (agreement.cohen_kappa, "Cohen's \u03ba (binary, two judges)"),
     ):
-        value = agreement[key]
         table.rows.append(
             Row(
                 label,
                 "",
                 [
-                    _cell(value["value"], note=value["reason"] or ""),
-                    _cell(value["observed"]),
-                    _cell(value["chance"]),
-                    Cell(str(value["pairs"]), float(value["pairs"])),
+                    _cell(value.value, note=value.reason or ""),
+                    _cell(value.observed),
+                    _cell(value.chance),
+                    Cell(str(value.pairs), float(value.pairs)),
                 ],
             )
         )
     return table
 
 
-def volunteer_table(report: dict[str, Any]) -> Table:
+def volunteer_table(report: Report) -> Table:
     """One row per volunteer."""
     table = Table(
         "volunteers",
@@ -462,26 +474,26 @@ def volunteer_table(report: dict[str, Any]) -> Table:
         ["English", "Judgements", "Don't know", "Compared", "Agreement", "Training", "Median time (s)"],
         text_columns=[0],
     )
-    for row in report["volunteers"]:
-        training = f"{row['training_correct']}/{row['training_answers']}" if row["training_answers"] else DASH
+    for row in report.volunteers:
+        training = f"{row.training_correct}/{row.training_answers}" if row.training_answers else DASH
         table.rows.append(
             Row(
-                row.get("volunteer") or f"#{row['id']}",
+                row.volunteer or f"#{row.id}",
                 "",
                 [
-                    Cell(row["english_level"]),
-                    Cell(str(row["judgements"]), float(row["judgements"])),
-                    Cell(str(row["dont_know"]), float(row["dont_know"])),
-                    Cell(str(row["compared"]), float(row["compared"])),
-                    _cell(row["agreement"]),
-                    Cell(training, row["training_accuracy"]),
-                    _cell(row["median_response_seconds"], 1),
+                    Cell(row.english_level),
+                    Cell(str(row.judgements), float(row.judgements)),
+                    Cell(str(row.dont_know), float(row.dont_know)),
+                    Cell(str(row.compared), float(row.compared)),
+                    _cell(row.agreement),
+                    Cell(training, row.training_accuracy),
+                    _cell(row.median_response_seconds, 1),
                 ],
             )
         )
     return table
 
 
-def all_tables(report: dict[str, Any]) -> list[Table]:
+def all_tables(report: Report) -> list[Table]:
     """Every table of a report, in the order the page and the command show them."""
     return [*metric_tables(report), agreement_table(report), volunteer_table(report)]

@@ -18,8 +18,7 @@ from rest_framework.views import APIView
 
 from annotate.api.filters import refuse_empty_parameters
 from annotate.models import Campaign
-from scoring.analysis.meta_service import meta_status
-from scoring.analysis.service import FilterError, campaign_report
+from scoring.analysis.service import FilterError, campaign_report, meta_status
 from scoring.api.filters import MetricConfigFilter, ScoreFilter
 from scoring.api.serializers import (
     MetricConfigSerializer,
@@ -113,7 +112,7 @@ class CampaignReportView(APIView):
         },
     )
     def get(self, request: Request, slug: str) -> Response:
-        return Response(_with_report_filters(request, slug, campaign_report))
+        return Response(_with_report_filters(request, slug, campaign_report).as_json())
 
 
 class CampaignMetaEvaluationView(APIView):
@@ -137,10 +136,10 @@ class CampaignMetaEvaluationView(APIView):
     def get(self, request: Request, slug: str) -> Response:
         status = _with_report_filters(request, slug, meta_status)
         body: dict[str, Any] = {"state": status.state, "version": status.version, "message": status.message}
-        if status.data is not None:
-            body["meta"] = status.data
+        if status.result is not None:
+            body["meta"] = status.result.as_json()
         if status.wait is not None:
-            body["wait"] = status.wait
+            body["wait"] = status.wait.as_dict()
         code = {"ready": 200, "computing": 202}.get(status.state, 503)
         return Response(body, status=code)
 

@@ -158,7 +158,7 @@ def dashboard_data(request: HttpRequest) -> HttpResponse:
             report = campaign_report(campaign.pk, deferred_intervals=True, **arguments)
             # The report may be newer than the version read above: label it with its own.
             etag = report_etag_of(report)
-            response = JsonResponse(report)
+            response = JsonResponse(report.as_json())
     except FilterError as error:
         return JsonResponse({"error": str(error)}, status=400)
     response["ETag"] = etag

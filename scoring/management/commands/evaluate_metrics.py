@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import datetime
 import re
+from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
@@ -11,9 +12,12 @@ from django.core.management.base import BaseCommand, CommandError, CommandParser
 
 from annotate.labels import EnglishLevel
 from annotate.models import Campaign
+from scoring.analysis.dataset import Filters
 from scoring.analysis.distance_bins import MAX_BINS
 from scoring.analysis.formats import FORMATS, render
-from scoring.analysis.service import FilterError, campaign_report, default_resamples
+from scoring.analysis.labels import Reference
+from scoring.analysis.report import AnalysisInput
+from scoring.analysis.service import CampaignReport, FilterError, campaign_report, default_resamples
 from scoring.analysis.tables import all_tables
 
 
@@ -144,7 +148,7 @@ class Command(BaseCommand):
             return
         pair_ids = self._pair_ids(campaign, options["ids"], options["ids_file"])
         try:
-            report = campaign_report(
+            result = campaign_report(
                 campaign.pk,
                 reference="gold" if options["gold"] == "imported" else "volunteers",
                 origin=options["origin"],
@@ -159,19 +163,19 @@ class Command(BaseCommand):
             )
         except FilterError as error:
             raise CommandError(str(error)) from None
-        if pair_ids is not None and report["counts"]["pairs"] == 0:
+        if pair_ids is not None and result.report.counts.pairs == 0:
             raise CommandError(f"no pair of campaign {campaign.slug!r} matches --ids/--ids-file and --origin")
-        if options["origin"] and report["counts"]["pairs"] == 0:
+        if options["origin"] and result.report.counts.pairs == 0:
             raise CommandError(f"campaign {campaign.slug!r} has no pairs with origin {options['origin']!r}")
         wanted = [name.strip() for name in options["metrics"].split(",") if name.strip()]
         if wanted:
-            report = self._only(report, wanted)
-        tables = all_tables(report)
+            result = self._only(result, wanted)
+        tables = all_tables(result.report)
         if options["meta"]:
-            tables += self._meta_tables(campaign, report, options, wanted, pair_ids)
+            tables += self._meta_tables(campaign, result, options, wanted)
         elif bins is not None:
-            tables += self._bin_tables(campaign, report, options, wanted, pair_ids)
-        self.stdout.write(render(tables, options["format"], self._preamble(report)), ending="")
+            tables += self._bin_tables(campaign, result, options, wanted)
+        self.stdout.write(render(tables, options["format"], self._preamble(result)), ending="")
 
     def _paraphrasus(self, campaign: Campaign, options: dict[str, Any]) -> None:
         from scoring.analysis.paraphrasus_service import ObjectiveError, campaign_paraphrasus, paraphrasus_table
@@ -198,55 +202,33 @@ class Command(BaseCommand):
         self.stdout.write(render([paraphrasus_table(report)], options["format"], preamble), ending="")
 
     @staticmethod
-    def _only(report: dict[str, Any], wanted: list[str]) -> dict[str, Any]:
-        known = {name for metric in report["metrics"] for name in (metric["label"], metric["name"])}
+    def _only(result: CampaignReport, wanted: list[str]) -> CampaignReport:
+        known = {name for metric in result.report.metrics for name in (metric.label, metric.name)}
         unknown = [name for name in wanted if name not in known]
         if unknown:
             raise CommandError(
                 f"--metrics: no metric configuration {', '.join(map(repr, unknown))} here "
                 f"(known: {', '.join(sorted(known)) or 'none'})"
             )
-        kept = [metric for metric in report["metrics"] if metric["label"] in wanted or metric["name"] in wanted]
-        return {**report, "metrics": kept}
+        kept = [metric for metric in result.report.metrics if metric.label in wanted or metric.name in wanted]
+        return replace(result, report=replace(result.report, metrics=kept))
 
     @classmethod
     def _bin_tables(
-        cls,
-        campaign: Campaign,
-        report: dict[str, Any],
-        options: dict[str, Any],
-        wanted: list[str],
-        pair_ids: list[int] | None,
+        cls, campaign: Campaign, result: CampaignReport, options: dict[str, Any], wanted: list[str]
     ) -> list:
         from scoring.analysis.meta import distance_bin_view
         from scoring.analysis.meta_tables import distance_bin_table
 
-        data, filters = cls._data(campaign, report, options, wanted, pair_ids)
-        view = distance_bin_view(data, filters.reference, options["bins"])
+        data = cls._data(campaign, result.filters, wanted)
+        view = distance_bin_view(data, result.filters.reference, options["bins"])
         return [distance_bin_table(view, {metric.id: f"{metric.label} {metric.arrow}" for metric in data.metrics})]
 
     @staticmethod
-    def _data(
-        campaign: Campaign,
-        report: dict[str, Any],
-        options: dict[str, Any],
-        wanted: list[str],
-        pair_ids: list[int] | None,
-    ) -> tuple[Any, Any]:
-        """The campaign's arrays after the command's filters and --metrics, with the filters."""
-        from dataclasses import replace
-
+    def _data(campaign: Campaign, filters: Filters, wanted: list[str]) -> AnalysisInput:
+        """The campaign's arrays under the report's filters, with the metrics of --metrics."""
         from scoring.analysis import dataset
 
-        filters = dataset.Filters.build(
-            report["reference"],
-            options["origin"],
-            options["english_level"],
-            options["date_from"],
-            options["date_to"],
-            options["exclude_flagged"],
-            pair_ids,
-        )
         data = dataset.load(campaign, filters)
         if wanted:
             keep = [i for i, metric in enumerate(data.metrics) if metric.label in wanted or metric.name in wanted]
@@ -256,31 +238,27 @@ class Command(BaseCommand):
                 scores=data.scores[keep],
                 failed=data.failed[keep],
             )
-        return data, filters
+        return data
 
     @classmethod
     def _meta_tables(
-        cls,
-        campaign: Campaign,
-        report: dict[str, Any],
-        options: dict[str, Any],
-        wanted: list[str],
-        pair_ids: list[int] | None,
+        cls, campaign: Campaign, result: CampaignReport, options: dict[str, Any], wanted: list[str]
     ) -> list:
         from scoring.analysis.meta import MetaOptions, meta_evaluation
         from scoring.analysis.meta_tables import meta_tables
 
-        data, filters = cls._data(campaign, report, options, wanted, pair_ids)
-        resamples = report["bootstrap"]["resamples"] or 1000
+        data = cls._data(campaign, result.filters, wanted)
+        bootstrap = result.report.bootstrap
+        resamples = bootstrap.resamples or 1000
         permutation = options.get("permutation_resamples")
         if permutation is not None and permutation < 1:
             raise CommandError(f"--permutation-resamples: must be at least 1, got {permutation}")
         meta = meta_evaluation(
             data,
             MetaOptions(
-                reference=filters.reference,
+                reference=result.filters.reference,
                 resamples=resamples,
-                seed=report["bootstrap"]["seed"],
+                seed=bootstrap.seed,
                 permutation_resamples=permutation,
                 r_threshold=options["r_threshold"],
                 **({} if options["aat_epsilon"] is None else {"aat_epsilon": options["aat_epsilon"]}),
@@ -334,26 +312,34 @@ class Command(BaseCommand):
         return campaign
 
     @staticmethod
-    def _preamble(report: dict[str, Any]) -> str:
-        counts = report["counts"]
-        reference = "imported gold labels" if report["reference"] == "gold" else "volunteers' majority labels"
-        filters = ", ".join(
-            f"{len(value)} pair ids"
-            if name == "pair_ids"
-            else "flagged volunteers excluded"
-            if value is True
-            else f"{name}={value}"
-            for name, value in report["filters"].items()
-            if value and name != "reference"
-        )
+    def _preamble(result: CampaignReport) -> str:
+        report = result.report
+        counts = report.counts
+        reference = "imported gold labels" if report.reference is Reference.GOLD else "volunteers' majority labels"
+        given = result.filters
+        shown = [
+            f"{name}={value}"
+            for name, value in (
+                ("origin", given.origin),
+                ("english_level", given.english_level),
+                ("date_from", given.date_from),
+                ("date_to", given.date_to),
+            )
+            if value
+        ]
+        if given.exclude_flagged:
+            shown.append("flagged volunteers excluded")
+        if given.pair_ids:
+            shown.append(f"{len(given.pair_ids)} pair ids")
+        filters = ", ".join(shown)
         return (
-            f"# {report['campaign']['name']} ({report['campaign']['slug']}): metrics against {reference}\n\n"
-            f"{counts['pairs']} pairs ({counts['paraphrases']} paraphrases, {counts['non_paraphrases']} "
-            f"non-paraphrases, {counts['ties']} ties, {counts['unjudged']} unjudged); "
-            f"{counts['judgements']} judgements from {counts['volunteers']} volunteers "
-            f"({counts['training_judgements']} training answers not counted); "
-            f"{counts['scores']} scores ({counts['scores_failed']} failed, {counts['scores_missing']} missing). "
-            f"Bootstrap: {report['bootstrap']['resamples']} resamples, seed {report['bootstrap']['seed']}."
+            f"# {result.campaign.name} ({result.campaign.slug}): metrics against {reference}\n\n"
+            f"{counts.pairs} pairs ({counts.paraphrases} paraphrases, {counts.non_paraphrases} "
+            f"non-paraphrases, {counts.ties} ties, {counts.unjudged} unjudged); "
+            f"{counts.judgements} judgements from {counts.volunteers} volunteers "
+            f"({counts.training_judgements} training answers not counted); "
+            f"{counts.scores} scores ({counts.scores_failed} failed, {counts.scores_missing} missing). "
+            f"Bootstrap: {report.bootstrap.resamples} resamples, seed {report.bootstrap.seed}."
             + (f" Filters: {filters}." if filters else "")
-            + f" Data version {report['version']}.\n"
+            + f" Data version {result.version}.\n"
         )
