@@ -154,6 +154,9 @@ def test_command(tmp_path: Path):
         "scores.csv refused, nothing stored (1 problems):\n"
         f"  line 3: duplicate: pair {pairs[0].pk} already has a score on line 2"
     )
+    with pytest.raises(CommandError, match=r"options must be a JSON object, e\.g\. .*: not JSON"):
+        call_command("import_scores", str(path), *arguments, "--options", "{model}")
+    assert MetricConfig.objects.count() == 1
 
 
 def test_api(staff_api, user_api):
@@ -190,6 +193,16 @@ def test_api(staff_api, user_api):
     }
     assert post(staff_api, _csv([(pair.pk, 1)]), campaign="nope").status_code == 404
     assert post(staff_api, _csv([(pair.pk, 1)]), direction="sideways").status_code == 400
+    bad_options = post(staff_api, _csv([(pair.pk, 1)]), version="2", options="[1]")
+    assert bad_options.status_code == 400
+    assert bad_options.json() == {"options": ['options must be a JSON object, e.g. {"model": "x"}, got list']}
+    # The settings given once for the file are part of its signature, as from the command and the page.
+    with_options = post(staff_api, _csv([(pair.pk, 1)]), options='{"model": "x"}')
+    assert with_options.status_code == 201 and with_options.json()["label"] == "mine 1 (imported, {})".format(
+        with_options.json()["config_hash"][:8]
+    )
+    assert MetricConfig.objects.get(pk=with_options.json()["metric_config"]).config["options"] == {"model": "x"}
+    MetricConfig.objects.filter(pk=with_options.json()["metric_config"]).delete()
     listed = staff_api.get("/api/metric-configs/").json()["results"]
     assert [(row["label"], row["queue"]) for row in listed] == [("mine 1 (imported)", "external")]
     scores = staff_api.get(f"/api/scores/?metric_config={config.config_hash}").json()["results"]

@@ -5,8 +5,6 @@ Thin: the checks and the work are :mod:`scoring.score_import` and :mod:`scoring.
 
 from __future__ import annotations
 
-import json
-
 from django import forms
 from django.contrib.admin.views.decorators import staff_member_required
 from django.http import HttpRequest, HttpResponse
@@ -17,7 +15,7 @@ from django.views.decorators.http import require_http_methods
 from annotate.models import Campaign
 from scoring import generation
 from scoring.metrics.judges import configured_models
-from scoring.score_import import ScoreFileMetric, ScoreImportError, import_scores
+from scoring.score_import import MAX_PROBLEMS, ScoreFileMetric, ScoreImportError, import_scores, parse_options
 
 
 class ScoreImportForm(forms.Form):
@@ -30,16 +28,10 @@ class ScoreImportForm(forms.Form):
     options = forms.CharField(required=False, help_text='Its settings as a JSON object, e.g. {"model": "x"}.')
 
     def clean_options(self) -> dict[str, object]:
-        text = self.cleaned_data["options"].strip()
-        if not text:
-            return {}
         try:
-            value = json.loads(text)
+            return parse_options(self.cleaned_data["options"])
         except ValueError as error:
-            raise forms.ValidationError(f"not JSON: {error}") from None
-        if not isinstance(value, dict):
-            raise forms.ValidationError("must be a JSON object")
-        return value
+            raise forms.ValidationError(str(error)) from None
 
 
 @never_cache
@@ -53,13 +45,18 @@ def score_import(request: HttpRequest) -> HttpResponse:
     if request.method == "POST" and form.is_valid():
         data = form.cleaned_data
         upload = data["file"]
+        context["campaign"] = data["campaign"]
         metric = ScoreFileMetric(
             data["name"], data["version"], data["direction"] == "higher", data["threshold"], data["options"]
         )
         try:
             context["result"] = import_scores(data["campaign"], upload.read(), upload.name or "", metric)
         except ScoreImportError as error:
-            context["problems"] = error.problems
+            # The page lists the first problems (a file wrong on every line would make a page
+            # of a million items); the command and the API list them all.
+            context["problems"] = error.problems[:MAX_PROBLEMS]
+            context["problem_count"] = len(error.problems)
+            context["problems_left"] = len(error.problems) - len(context["problems"])
             status = 400
     elif request.method == "POST":
         status = 400
