@@ -54,9 +54,9 @@ def score_import(request: HttpRequest) -> HttpResponse:
         except ScoreImportError as error:
             # The page lists the first problems (a file wrong on every line would make a page
             # of a million items); the command and the API list them all.
-            context["problems"] = error.problems[:MAX_PROBLEMS]
-            context["problem_count"] = len(error.problems)
-            context["problems_left"] = len(error.problems) - len(context["problems"])
+            shown = error.problems[:MAX_PROBLEMS]
+            context.update(problems=shown, problem_count=len(error.problems))
+            context["problems_left"] = len(error.problems) - len(shown)
             status = 400
     elif request.method == "POST":
         status = 400
