@@ -11,6 +11,7 @@ from pathlib import Path
 
 import pytest
 import redis
+from django.contrib.auth import get_user_model
 from django.core.management import CommandError, call_command
 from django.db.models import Count
 
@@ -168,6 +169,40 @@ def test_refusals(tiny_models):
     assert not Pair.objects.filter(origin="generated").exists()
 
 
+@pytest.mark.django_db
+def test_the_command_queues_each_generator_on_its_models_queue(
+    settings, monkeypatch, tmp_path: Path, django_capture_on_commit_callbacks
+):
+    """Without --here: one message per generator and eight sources, on ``llm.<model>``, after the commit;
+    the sources of a French campaign get the French prompts by default."""
+    from paraeval import broker
+
+    settings.PARAPLUIE_MODELS = parse_models("smollm2[model=embedded],other[model=embedded]")
+    sent: list[broker.TaskMessage] = []
+    monkeypatch.setattr(broker, "send", lambda messages: sent.extend(messages) or broker.SendResult(len(messages), 0))
+    campaign = make_campaign(slug="queued", language="fr")
+    listed = tmp_path / "sources.txt"
+    listed.write_text("".join(f"Phrase source {i}.\n" for i in range(10)), encoding="utf-8")
+    out = io.StringIO()
+    arguments = ["--campaign", "queued", "--sources", str(listed), "--count", "9", "--seed", "3"]
+    with django_capture_on_commit_callbacks() as callbacks:
+        call_command("generate_paraphrases", *arguments, "--sampled", "--temperature", "0.7", stdout=out)
+    assert sent == []  # sent once the transaction commits
+    for callback in callbacks:
+        callback()
+    assert out.getvalue() == "9 sources for 6 generators queued in 12 tasks (queues: llm.other, llm.smollm2)\n"
+    assert [(m.queue, m.args[1], m.args[2], len(m.args[4])) for m in sent] == [
+        (f"llm.{model}", template, model, size)
+        for model in ("smollm2", "other")
+        for template in ("naive_fr", "naive_system_fr", "vulgar_fr")
+        for size in (8, 1)
+    ]
+    assert {m.name for m in sent} == {generation.GENERATE_TASK}
+    assert sent[0].args[3] == {"sampled": True, "temperature": 0.7, "max_new_tokens": 48, "seed": 3}
+    assert sent[0].args[4] + sent[1].args[4] == generation.read_sources(listed.read_bytes(), 9, 3)  # seeded
+    assert not Pair.objects.filter(campaign=campaign).exists()
+
+
 @pytest.fixture
 def redis_db(redis_url: str) -> Iterator[redis.Redis]:
     client = redis.Redis.from_url(redis_url)
@@ -241,48 +276,64 @@ def _empty(worker: WorkerProcess) -> int:
 @pytest.mark.model
 @pytest.mark.django_db
 def test_end_to_end_generate_judge_score_and_the_system_view_compares_the_generators(tiny_models):
-    from annotate.labels import Label
+    """Generate with the paper's three prompts (tiny Mistral), have two volunteers judge every pair through
+    the volunteer pages, score (a computed metric and an imported one), and read the system
+    view of the meta-evaluation API: one row per generator, the metrics compared on them."""
+    from django.test import Client
+
     from scoring.analysis.dataset import Filters
-    from scoring.analysis.meta import MetaOptions
-    from scoring.analysis.meta_service import compute
+    from scoring.analysis.meta_service import _meta_options, compute
     from scoring.models import MetricConfig
     from scoring.score_import import ScoreFileMetric, import_scores
-    from tests.builders import make_judgement, make_volunteer
+    from tests.api_support import token_client
+    from tests.test_campaign_http import current_pair_id, post_answer, start
 
-    campaign = make_campaign(slug="e2e")
+    campaign = make_campaign(slug="e2e", quota=30, judges_per_pair=2)
     for i in range(6):
         make_pair(campaign, source=f"The cat number {i} drinks water in the morning.", origin="mrpc")
     call_command(
         "generate_paraphrases",
         *["--campaign", "e2e", "--count", "6", "--seed", "2", "--max-tokens", "6", "--here"],
-        *["--templates", "naive,vulgar"],
+        *["--templates", "naive,naive_system,vulgar"],
         stdout=io.StringIO(),
     )
     generated = list(Pair.objects.filter(campaign=campaign, origin="generated").order_by("id"))
     systems = sorted({pair.system for pair in generated})
-    assert systems == ["naive\u00d7tiny[greedy,6tok]", "vulgar\u00d7tiny[greedy,6tok]"]
-    volunteers = [make_volunteer(campaign) for _ in range(2)]
-    for index, pair in enumerate(generated):
-        # The volunteers find the "naive" candidates paraphrases, the "vulgar" ones not.
-        label = Label.SAME_MEANING if pair.system.startswith("naive") else Label.VERY_DIFFERENT
-        for volunteer in volunteers:
-            make_judgement(pair, volunteer, label if index % 5 else Label.MOSTLY_SIMILAR)
+    assert systems == sorted(f"{name}\u00d7tiny[greedy,6tok]" for name in ("naive", "naive_system", "vulgar"))
+    assert all(pair.source in {p.source for p in Pair.objects.filter(origin="mrpc")} for pair in generated)
+    # Two volunteers judge every pair on the volunteer pages: the "naive" candidates mostly
+    # paraphrases, the "vulgar" ones not.
+    by_id = {pair.pk: pair for pair in Pair.objects.filter(campaign=campaign)}
+    for _ in range(2):
+        browser = Client()
+        volunteer = start(browser, campaign)
+        for answered in range(len(by_id)):
+            pair = by_id[current_pair_id(browser, volunteer)]
+            naive = pair.system.startswith("naive")
+            label = "same_meaning" if naive else "very_different" if pair.system else "mostly_similar"
+            if answered % 5 == 4:
+                label = "slightly_similar"
+            assert post_answer(browser, volunteer, pair.pk, label).status_code == 302
+    assert {pair.judgement_count for pair in Pair.objects.filter(campaign=campaign)} == {2}
     call_command("score_pairs", "--campaign", "e2e", "--metrics", "lev", "--no-progress", stderr=io.StringIO())
     mine = "\n".join(["pair_id,score", *(f"{pair.pk},{pair.system.startswith('naive'):d}" for pair in generated)])
     imported = import_scores(campaign, mine.encode(), "s.csv", ScoreFileMetric("oracle", "1")).config
-    meta = compute(
-        campaign.pk,
-        Filters.build("volunteers", "generated", None, None, None, False),
-        MetaOptions(resamples=20, seed=1),
-        use_cache=False,
-    )
-    view = meta["systems"]
+    filters = Filters.build("volunteers", "generated")
+    compute(campaign.pk, filters, _meta_options(filters, 20, None))
+    staff = token_client(get_user_model().objects.create_user("e2e-staff", is_staff=True))
+    answer = staff.get("/api/campaigns/e2e/meta-evaluation/", {"origin": "generated", "resamples": 20})
+    assert answer.status_code == 200, answer.json()
+    view = answer.json()["meta"]["systems"]
     assert [row["system"] for row in view["systems"]] == systems
     assert [row["pairs"] for row in view["systems"]] == [
         sum(pair.system == name for pair in generated) for name in systems
     ]
+    naive_system, naive, vulgar = view["systems"]  # in the systems' order
+    assert min(naive["paraphrase_rate"], naive_system["paraphrase_rate"]) > vulgar["paraphrase_rate"]
     lev = MetricConfig.objects.get(metric="lev")
     assert {row["metric"] for row in view["metrics"]} == {lev.pk, imported.pk}
+    oracle = next(row for row in view["metrics"] if row["metric"] == imported.pk)
+    assert oracle["reason"] is None and oracle["pearson"] > 0.9, oracle  # it ranks the generators as people do
 
 
 @pytest.mark.model
