@@ -19,13 +19,22 @@ from scoring.score_import import MAX_PROBLEMS, ScoreFileMetric, ScoreImportError
 
 
 class ScoreImportForm(forms.Form):
-    campaign = forms.ModelChoiceField(Campaign.objects.order_by("slug"), to_field_name="slug")
-    file = forms.FileField(help_text="CSV (header: pair_id or external_id, score) or JSONL, UTF-8.")
-    name = forms.CharField(max_length=64, help_text="The metric's name, e.g. my_metric.")
-    version = forms.CharField(max_length=64, help_text="The metric's version, e.g. 1.0.")
-    direction = forms.ChoiceField(choices=[("higher", "↑ higher is closer"), ("lower", "↓ lower is closer")])
-    threshold = forms.FloatField(required=False, help_text="Its natural threshold, if it has one.")
-    options = forms.CharField(required=False, help_text='Its settings as a JSON object, e.g. {"model": "x"}.')
+    campaign = forms.ModelChoiceField(
+        Campaign.objects.order_by("slug"), to_field_name="slug", help_text="The campaign whose pairs the file scores."
+    )
+    file = forms.FileField(help_text="CSV (header: pair_id or external_id, score) or JSON Lines, UTF-8.")
+    name = forms.CharField(max_length=64, help_text="The metric's name: letters, digits, _ . - (e.g. my_metric).")
+    version = forms.CharField(max_length=64, help_text="The metric's version, e.g. 1.0 or 2024-05-01.")
+    direction = forms.ChoiceField(
+        choices=[("higher", "↑ higher is closer (like BLEU)"), ("lower", "↓ lower is closer (like an edit distance)")]
+    )
+    threshold = forms.FloatField(
+        required=False, help_text="A score that means “paraphrase” by construction (ParaPLUIE's 0), if it has one."
+    )
+    options = forms.CharField(
+        required=False,
+        help_text='Its settings as a JSON object, e.g. {"model": "my-encoder-v2"}: part of its signature.',
+    )
 
     def clean_options(self) -> dict[str, object]:
         try:
@@ -64,15 +73,28 @@ def score_import(request: HttpRequest) -> HttpResponse:
 
 
 class GenerateForm(forms.Form):
-    campaign = forms.ModelChoiceField(Campaign.objects.order_by("slug"), to_field_name="slug")
-    sources = forms.FileField(required=False, help_text="Optional: source sentences, one a line (UTF-8).")
-    count = forms.IntegerField(min_value=1, max_value=10000, initial=10)
-    seed = forms.IntegerField(min_value=0, initial=0)
-    templates = forms.MultipleChoiceField(widget=forms.CheckboxSelectMultiple)
-    models = forms.MultipleChoiceField(widget=forms.CheckboxSelectMultiple)
-    sampled = forms.BooleanField(required=False, help_text="Sample instead of greedy decoding.")
-    temperature = forms.FloatField(initial=1.0, min_value=0.01, max_value=5)
-    max_tokens = forms.IntegerField(initial=48, min_value=1, max_value=1024)
+    campaign = forms.ModelChoiceField(
+        Campaign.objects.order_by("slug"),
+        to_field_name="slug",
+        help_text="Where the candidates are stored; without a list, the sources are sampled from its pairs.",
+    )
+    sources = forms.FileField(required=False, help_text="Your own source sentences, one a line (UTF-8).")
+    count = forms.IntegerField(min_value=1, max_value=10000, initial=10, help_text="How many sources.")
+    seed = forms.IntegerField(
+        min_value=0, initial=0, help_text="Seed of the sample and of sampled decoding: the same seed, the same sources."
+    )
+    templates = forms.MultipleChoiceField(
+        widget=forms.CheckboxSelectMultiple, help_text="The paper's prompts (appendix A.1), in English and in French."
+    )
+    models = forms.MultipleChoiceField(
+        widget=forms.CheckboxSelectMultiple,
+        help_text="The judge models of PARAPLUIE_MODELS; each generates on its own worker queue.",
+    )
+    sampled = forms.BooleanField(required=False, label="Sample instead of greedy decoding")
+    temperature = forms.FloatField(
+        initial=1.0, min_value=0.01, max_value=5, help_text="Used when sampling (the seed above seeds it)."
+    )
+    max_tokens = forms.IntegerField(initial=48, min_value=1, max_value=1024, help_text="Tokens at most per candidate.")
 
     def __init__(self, *args: object, **kwargs: object) -> None:
         super().__init__(*args, **kwargs)  # type: ignore[arg-type]
