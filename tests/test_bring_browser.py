@@ -33,7 +33,9 @@ def _submit(browser, button: str) -> None:  # type: ignore[no-untyped-def]
         browser.find_element(By.ID, button).click()
 
 
-def test_import_scores_and_generate_pages(browser, live_server, artifacts_dir: Path, tmp_path: Path, settings, monkeypatch):
+def test_import_scores_and_generate_pages(  # type: ignore[no-untyped-def]
+    browser, live_server, artifacts_dir: Path, tmp_path: Path, settings, monkeypatch
+):
     settings.PARAPLUIE_MODELS = parse_models("smollm2[model=embedded]")
     campaign = make_campaign(slug="shots", name="Screenshots")
     pairs = [make_pair(campaign, source=f"Source sentence {i}.") for i in range(3)]
@@ -79,7 +81,7 @@ def test_import_scores_and_generate_pages(browser, live_server, artifacts_dir: P
     count.send_keys("2")
     _submit(browser, "generate-submit")
     queued = browser.find_element(By.ID, "generate-result").text
-    assert queued.startswith("2 sources queued for 3 systems in 3 tasks: naive×smollm2[greedy,48tok]")
+    assert queued.startswith("2 sources queued for 3 systems in 3 tasks: naive\u00d7smollm2[greedy,48tok]")
     assert {message.queue for message in sent} == {"llm.smollm2"}
     link = browser.find_element(By.CSS_SELECTOR, "#generate-result a")
     assert link.get_attribute("href").endswith("/staff/campaigns/shots/pairs/?origin=generated")
