@@ -79,6 +79,48 @@ def test_the_same_file_twice_changes_nothing_and_other_scores_are_another_config
     assert changed.config.label == f"my_metric 1.0 (imported, {changed.config.config_hash[:8]})"
 
 
+def test_the_signature_is_name_version_options_and_a_hash_of_the_scores():
+    import hashlib
+
+    from scoring.metrics.base import config_hash
+
+    campaign = make_campaign()
+    pairs = [make_pair(campaign, external_id=f"s{i}") for i in range(3)]
+    values = [0.25, -1.5, 3.0]
+    config = import_scores(campaign, _csv(list(zip([p.pk for p in pairs], values, strict=True))), "a.csv", MINE).config
+    # The hash of the scores, computed here from the documented format: "<pair id>\t<score>" lines in id order.
+    lines = "\n".join(
+        f"{pair.pk}\t{value!r}" for pair, value in sorted(zip(pairs, values, strict=True), key=lambda x: x[0].pk)
+    )
+    digest = hashlib.sha256(lines.encode()).hexdigest()
+    assert config.config == {
+        "external": True,
+        "version": "1.0",
+        "options": {"model": "x"},
+        "scores_sha256": digest,
+        "scores": 3,
+        "higher_is_closer": False,
+        "natural_threshold": 0.5,
+    }
+    assert config.config_hash == config_hash("my_metric", config.config)
+    # The same scores in another order, or as JSON Lines by external id: the same configuration.
+    shuffled = _csv([(pairs[2].pk, 3.0), (pairs[0].pk, 0.25), (pairs[1].pk, -1.5)])
+    assert import_scores(campaign, shuffled, "b.csv", MINE).config.pk == config.pk
+    jsonl = "\n".join(json.dumps({"external_id": f"s{i}", "score": v}) for i, v in enumerate(values)).encode()
+    assert import_scores(campaign, jsonl, "c.jsonl", MINE).config.pk == config.pk
+    # Each part of the signature, changed alone, makes another configuration.
+    others = [
+        ScoreFileMetric("my_metric2", "1.0", False, 0.5, {"model": "x"}),
+        ScoreFileMetric("my_metric", "1.1", False, 0.5, {"model": "x"}),
+        ScoreFileMetric("my_metric", "1.0", False, 0.5, {"model": "y"}),
+        ScoreFileMetric("my_metric", "1.0", True, 0.5, {"model": "x"}),
+        ScoreFileMetric("my_metric", "1.0", False, None, {"model": "x"}),
+    ]
+    made = {import_scores(campaign, shuffled, "d.csv", metric).config.pk for metric in others}
+    assert len(made) == len(others) and config.pk not in made
+    assert Score.objects.count() == 3 * (1 + len(others))
+
+
 def test_every_problem_named_with_its_line_and_nothing_stored():
     campaign = make_campaign(slug="here")
     elsewhere = make_pair(make_campaign(slug="there"))
