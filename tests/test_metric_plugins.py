@@ -99,6 +99,28 @@ def test_spec_options_and_the_package_version_make_the_configuration(plugins, tm
 
 
 @pytest.mark.django_db
+def test_chosen_by_its_spec_in_paraeval_metrics_and_queued_on_its_queue(plugins, settings):
+    from scoring import dispatch
+
+    settings.PARAEVAL_METRICS = ["lev", "example_overlap[n=2]"]
+    configs.forget_enabled()
+    campaign = make_campaign()
+    pair = make_pair(campaign)
+    (row,) = [config for config in configs.enabled_configs() if config.metric == "example_overlap"]
+    assert (row.spec, row.queue, row.config) == (
+        "example_overlap[n=2]",
+        "example",
+        {"n": 2, "package": {"name": "paraeval-example-metric", "version": "0.1.0"}},
+    )
+    tasks = dispatch.missing_tasks([pair.pk])
+    assert {task.queue: tuple(task.config_ids) for task in tasks}["example"] == (row.pk,)
+    assert "example" in configs.all_queues()
+    out = io.StringIO()
+    call_command("worker_queues", stdout=out)
+    assert "example" in out.getvalue()
+
+
+@pytest.mark.django_db
 def test_score_pairs_command_and_failures_with_their_reason(plugins):
     campaign = make_campaign(slug="plug")
     pairs = [make_pair(campaign, source=f"The cat {i} sleeps.", hypothesis=f"A cat {i} is sleeping.") for i in range(3)]
