@@ -373,3 +373,56 @@ def test_sampled_decoding_is_reproducible_with_its_seed(tiny_models):
     first = candidates(7)
     assert first == candidates(7)
     assert first != candidates(8)
+
+
+@pytest.mark.worker
+@pytest.mark.model
+def test_the_embedded_setup_generates_with_smollm2_on_its_worker_queue(tmp_path: Path) -> None:
+    """As ``scripts/run.sh`` runs it (SQLite, the filesystem broker, no server): the command queues
+    the work on ``llm.smollm2``, a real worker generates with the embedded SmolLM2 on the CPU,
+    stores each candidate as a pair and queues its scores, which it computes too."""
+    from tests.test_workers_embedded import manage, query
+
+    data = tmp_path / "data"
+    env = {key: value for key, value in worker_env().items() if key not in {"DATABASE_URL", "REDIS_URL"}}
+    env.update(
+        DJANGO_SETTINGS_MODULE="paraeval.settings",
+        SECRET_KEY="embedded-generation-key",
+        PARAEVAL_DATA_DIR=str(data),
+        PARAEVAL_METRICS="lev",
+        PARAPLUIE_MODELS="smollm2[model=embedded]",
+    )
+    manage(env, "migrate", "--noinput", "-v", "0")
+    setup = (
+        "from annotate.importers import import_records\n"
+        "from annotate.models import Campaign\n"
+        "campaign = Campaign.objects.create(slug='gen', name='Generated')\n"
+        "import_records(campaign, [{'source': s, 'hypothesis': 'x.'} for s in "
+        "['The cat drinks water every morning.', 'The weather is nice today.', 'She reads a book.']])\n"
+    )
+    manage(env, "shell", "-c", setup)
+    arguments = ["--campaign", "gen", "--count", "2", "--seed", "1", "--templates", "naive", "--max-tokens", "8"]
+    queued = manage(env, "generate_paraphrases", *arguments)
+    assert queued == "2 sources for 1 generators queued in 1 tasks (queues: llm.smollm2)\n"
+    database = data / "paraeval.sqlite3"
+    worker = WorkerProcess(env, tmp_path, name="embedded-generation", queues="llm.smollm2,cpu").start()
+    try:
+        (summary,) = wait_for(
+            lambda: _summaries(worker) or None,
+            timeout=240,
+            what=f"the generation task on the embedded worker\n{worker.log()[-3000:]}",
+        )
+        generated = query(database, "SELECT id, source, system FROM annotate_pair WHERE origin = 'generated'")
+        assert (summary["generated"], summary["stored"] + summary["empty"]) == (2, 2)
+        assert len(generated) == summary["stored"]
+        assert {system for _, _, system in generated} <= {"naive\u00d7smollm2[greedy,8tok]"}
+        ids = ",".join(str(pk) for pk, _, _ in generated) or "0"
+        wait_for(
+            lambda: (
+                query(database, f"SELECT COUNT(*) FROM scoring_score WHERE pair_id IN ({ids})")[0][0] == len(generated)
+            ),
+            timeout=90,
+            what=f"the scores of the generated pairs\n{worker.log()[-3000:]}",
+        )
+    finally:
+        worker.stop()
