@@ -235,6 +235,9 @@ def test_api(staff_api, user_api):
     }
     assert post(staff_api, _csv([(pair.pk, 1)]), campaign="nope").status_code == 404
     assert post(staff_api, _csv([(pair.pk, 1)]), direction="sideways").status_code == 400
+    for threshold in ("nan", "inf"):
+        refused = post(staff_api, _csv([(pair.pk, 1)]), version="2", threshold=threshold)
+        assert refused.status_code == 400 and "threshold" in str(refused.json()), refused.json()
     bad_options = post(staff_api, _csv([(pair.pk, 1)]), version="2", options="[1]")
     assert bad_options.status_code == 400
     assert bad_options.json() == {"options": ['options must be a JSON object, e.g. {"model": "x"}, got list']}
