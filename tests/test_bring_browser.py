@@ -86,3 +86,51 @@ def test_import_scores_and_generate_pages(  # type: ignore[no-untyped-def]
     link = browser.find_element(By.CSS_SELECTOR, "#generate-result a")
     assert link.get_attribute("href").endswith("/staff/campaigns/shots/pairs/?origin=generated")
     shoot(browser, artifacts_dir, "generate_queued")
+
+
+def test_an_imported_metric_on_the_dashboard_in_every_table_figure_and_the_paired_tests(  # type: ignore[no-untyped-def]
+    browser, live_server, artifacts_dir: Path
+):
+    from django.core.cache import cache
+    from selenium.webdriver.support.ui import Select
+
+    from scoring.analysis.dataset import Filters
+    from scoring.analysis.meta_service import _meta_options, compute
+    from scoring.analysis.service import shared_cache
+    from scoring.score_import import ScoreFileMetric, import_scores
+    from tests.builders import make_scored_campaign
+    from tests.test_dashboard_browser import full_page_screenshot, log_in_as_staff, wait
+
+    cache.clear()
+    shared_cache().clear()
+    built = make_scored_campaign(slug="shown", pairs_per_origin=8)
+    data = "pair_id,score\n" + "".join(
+        f"{p.pk},{(2 if built.truth[p.pk] else -2) + i % 5 - 2}\n" for i, p in enumerate(built.pairs)
+    )
+    import_scores(built.campaign, data.encode(), "mine.csv", ScoreFileMetric("mine", "1.0", natural_threshold=0.0))
+    filters = Filters.build("volunteers")
+    compute(built.campaign.pk, filters, _meta_options(filters, None, None))
+    label = "mine 1.0 (imported)"
+    window(browser, DESKTOP)
+    log_in_as_staff(browser, live_server)
+    browser.get(f"{live_server.url}/staff/dashboard/?campaign=shown")
+    wait(browser, lambda b: label in b.find_element(By.ID, "table-table1").text, timeout=30)
+    for table in ("table1", "table2", "table3", "table4", "table5", "ranking", "topk"):
+        assert label in browser.find_element(By.ID, f"table-{table}").text, table
+    for legend in ("legend-rank-accuracy", "legend-rank-f1", "legend-roc"):  # Figures 2, 3 and 5
+        assert label in browser.find_element(By.ID, legend).get_attribute("textContent"), legend
+    for grid in ("box-grid", "scatter-grid"):  # Figures 1 and 4: a panel per metric
+        captions = [
+            c.get_attribute("textContent") for c in browser.find_elements(By.CSS_SELECTOR, f"#{grid} figcaption")
+        ]
+        assert any(label in caption for caption in captions), grid
+    wait(browser, lambda b: label in b.find_element(By.ID, "meta-ranking").text, timeout=30)
+    for statistic in ("auc", "spearman"):
+        Select(browser.find_element(By.ID, "meta-statistic")).select_by_value(statistic)
+        wait(browser, lambda b: label in b.find_element(By.ID, "meta-paired").get_attribute("textContent"))
+    for section in ("meta-thresholds", "meta-ties", "meta-distance-bins", "meta-ceiling", "meta-calibration"):
+        assert label in browser.find_element(By.ID, section).get_attribute("textContent"), section
+    browser.execute_script("document.getElementById('section-paired').scrollIntoView()")
+    shoot_here = browser.execute_cdp_cmd("Page.captureScreenshot", {"format": "png"})
+    (artifacts_dir / "imported_metric_paired_desktop.png").write_bytes(base64.b64decode(shoot_here["data"]))
+    full_page_screenshot(browser, artifacts_dir / "imported_metric_dashboard_full.png")
