@@ -15,11 +15,17 @@ token costs at least once. Printed:
   forward passes/s: a step runs the model on one new token per row with the key/value cache,
   so it is cheaper than a whole-prompt pass; a ratio below 1 is the per-step overhead of
   ``generate`` (sampling logic, cache handling) dominating on a small model.
+
+On a GPU, a configured judge model, e.g.::
+
+    .venv/bin/python benchmarks/generation_speed.py --model /models/Mistral-7B-Instruct-v0.2 \\
+        --device cuda --dtype float16 --sources 32 --max-new-tokens 48 --threads 0
 """
 
 from __future__ import annotations
 
 import argparse
+import logging
 import os
 import platform
 import statistics
@@ -31,6 +37,10 @@ ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 os.environ.setdefault("DJANGO_SETTINGS_MODULE", "paraeval.settings")
 os.environ.setdefault("SECRET_KEY", "benchmark-only-not-a-secret")
+# The output is the record (benchmarks/record.py keeps it): no progress bars, no library chatter.
+os.environ.setdefault("TQDM_DISABLE", "1")
+os.environ.setdefault("HF_HUB_DISABLE_PROGRESS_BARS", "1")
+os.environ.setdefault("TRANSFORMERS_VERBOSITY", "error")
 
 import django  # noqa: E402
 
@@ -67,7 +77,10 @@ def main() -> None:
 
     if options.threads > 0:
         torch.set_num_threads(options.threads)
+    logging.getLogger("scoring.metrics.lm").setLevel(logging.WARNING)  # its "loaded" line: printed below
+    loading = time.perf_counter()
     lm = load_lm(options.model, options.device, options.dtype)
+    loaded_in = time.perf_counter() - loading
     template = templates()["naive"]
     prompts = [render(lm, template, source) for source in mrpc_sources(options.sources)]
     settings = GenerationSettings(max_new_tokens=options.max_new_tokens)
@@ -97,8 +110,9 @@ def main() -> None:
     new_tokens = sum(tokens for _, tokens in outputs)
     steps = max(tokens for _, tokens in outputs)
     print(
-        f"model {lm.label} on {options.device} ({options.dtype}), threads {torch.get_num_threads()}, "
-        f"{platform.processor() or platform.machine()}"
+        f"model {lm.label} on {options.device} ({options.dtype}, loaded in {loaded_in:.0f} s), "
+        f"torch {torch.__version__}, threads {torch.get_num_threads()}, {os.cpu_count()} CPUs, "
+        f"{platform.processor() or platform.machine()}; load average {os.getloadavg()[0]:.2f}"
     )
     print(
         f"{len(prompts)} sources, naive template, greedy, at most {options.max_new_tokens} new tokens; "

@@ -104,6 +104,19 @@ def parse_direction(text: str) -> bool:
     return DIRECTIONS[key]
 
 
+def parse_options(text: str) -> dict[str, Any]:
+    """The metric's settings from their JSON text (empty: none); ValueError naming what is wrong."""
+    if not text.strip():
+        return {}
+    try:
+        value = json.loads(text)
+    except ValueError as error:
+        raise ValueError(f'options must be a JSON object, e.g. {{"model": "x"}}: not JSON ({error})') from None
+    if not isinstance(value, dict):
+        raise ValueError(f'options must be a JSON object, e.g. {{"model": "x"}}, got {type(value).__name__}')
+    return value
+
+
 def check_metric(metric: ScoreFileMetric) -> list[Problem]:
     """Problems with the file's metric description (name, version, threshold)."""
     from scoring.configs import known_metric_names

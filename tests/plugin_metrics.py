@@ -3,6 +3,7 @@
 
 from __future__ import annotations
 
+import re
 from typing import ClassVar
 
 from scoring.metrics.base import Metric, Pair
@@ -29,3 +30,22 @@ class Misnamed(Metric):
 
     def _score(self, pairs: list[Pair]) -> list[float]:
         return [0.0] * len(pairs)
+
+
+class NonFinite(Metric):
+    """For the pair whose source holds the number n: NaN when n % 3 == 0, infinity when n % 3 == 1, else n."""
+
+    name: ClassVar[str] = "test_nonfinite"
+    queue: ClassVar[str] = "example"
+
+    def _score(self, pairs: list[Pair]) -> list[float]:
+        numbers = [int(re.findall(r"\d+", source)[0]) for source, _ in pairs]
+        return [float("nan") if n % 3 == 0 else float("inf") if n % 3 == 1 else float(n) for n in numbers]
+
+
+class NotANumber(Metric):
+    name: ClassVar[str] = "test_not_a_number"
+    queue: ClassVar[str] = "example"
+
+    def _score(self, pairs: list[Pair]) -> list[float]:
+        return ["high" for _ in pairs]  # type: ignore[misc]

@@ -22,6 +22,8 @@ BAD_ENTRY_POINTS = """[paraeval.metrics]
 test_raising = tests.plugin_metrics:Raising
 test_miscounting = tests.plugin_metrics:Miscounting
 test_misnamed = tests.plugin_metrics:Misnamed
+test_nonfinite = tests.plugin_metrics:NonFinite
+test_not_a_number = tests.plugin_metrics:NotANumber
 """
 
 

@@ -61,7 +61,20 @@ def test_score_import_page(staff_client):
     assert "The file was refused; nothing was stored (2 problems):" in text
     assert "line 2: score 'inf' is not finite" in text and "line 3: unknown pair: no pair has id 999999" in text
     assert Score.objects.count() == 2 and MetricConfig.objects.count() == 1
-    assert staff_client.post("/staff/scores/import/", {**form, "options": "[1]"}).status_code == 400
+    bad_options = staff_client.post("/staff/scores/import/", {**form, "options": "[1]", "file": _file(good, "s.csv")})
+    assert bad_options.status_code == 400
+    assert 'options must be a JSON object, e.g. {"model": "x"}, got list' in _text(bad_options)
+    # A file wrong on every line: the page lists the first 50 problems and counts the rest.
+    many = ("pair_id,score\n" + "".join(f"{900000 + i},1\n" for i in range(60))).encode()
+    refused = staff_client.post("/staff/scores/import/", {**form, "version": "3", "file": _file(many, "s.csv")})
+    assert refused.status_code == 400
+    assert refused.content.decode().count("<li>line ") == 50
+    text = _text(refused)
+    assert "nothing was stored (60 problems):" in text
+    assert "And 10 more: manage.py import_scores and the API list them all." in text
+    # The result links to the campaign's own dashboard.
+    new = staff_client.post("/staff/scores/import/", {**form, "version": "4", "file": _file(good, "s.csv")})
+    assert 'href="/staff/dashboard/?campaign=page">dashboard of' in new.content.decode()
 
 
 def test_generate_page_queues_on_the_models_queue(

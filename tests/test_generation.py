@@ -5,12 +5,12 @@ real worker killed mid-batch."""
 from __future__ import annotations
 
 import io
-import json
 from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
 import redis
+from django.contrib.auth import get_user_model
 from django.core.management import CommandError, call_command
 from django.db.models import Count
 
@@ -168,6 +168,40 @@ def test_refusals(tiny_models):
     assert not Pair.objects.filter(origin="generated").exists()
 
 
+@pytest.mark.django_db
+def test_the_command_queues_each_generator_on_its_models_queue(
+    settings, monkeypatch, tmp_path: Path, django_capture_on_commit_callbacks
+):
+    """Without --here: one message per generator and eight sources, on ``llm.<model>``, after the commit;
+    the sources of a French campaign get the French prompts by default."""
+    from paraeval import broker
+
+    settings.PARAPLUIE_MODELS = parse_models("smollm2[model=embedded],other[model=embedded]")
+    sent: list[broker.TaskMessage] = []
+    monkeypatch.setattr(broker, "send", lambda messages: sent.extend(messages) or broker.SendResult(len(messages), 0))
+    campaign = make_campaign(slug="queued", language="fr")
+    listed = tmp_path / "sources.txt"
+    listed.write_text("".join(f"Phrase source {i}.\n" for i in range(10)), encoding="utf-8")
+    out = io.StringIO()
+    arguments = ["--campaign", "queued", "--sources", str(listed), "--count", "9", "--seed", "3"]
+    with django_capture_on_commit_callbacks() as callbacks:
+        call_command("generate_paraphrases", *arguments, "--sampled", "--temperature", "0.7", stdout=out)
+    assert sent == []  # sent once the transaction commits
+    for callback in callbacks:
+        callback()
+    assert out.getvalue() == "9 sources for 6 generators queued in 12 tasks (queues: llm.other, llm.smollm2)\n"
+    assert [(m.queue, m.args[1], m.args[2], len(m.args[4])) for m in sent] == [
+        (f"llm.{model}", template, model, size)
+        for model in ("smollm2", "other")
+        for template in ("naive_fr", "naive_system_fr", "vulgar_fr")
+        for size in (8, 1)
+    ]
+    assert {m.name for m in sent} == {generation.GENERATE_TASK}
+    assert sent[0].args[3] == {"sampled": True, "temperature": 0.7, "max_new_tokens": 48, "seed": 3}
+    assert sent[0].args[4] + sent[1].args[4] == generation.read_sources(listed.read_bytes(), 9, 3)  # seeded
+    assert not Pair.objects.filter(campaign=campaign).exists()
+
+
 @pytest.fixture
 def redis_db(redis_url: str) -> Iterator[redis.Redis]:
     client = redis.Redis.from_url(redis_url)
@@ -180,6 +214,10 @@ def redis_db(redis_url: str) -> Iterator[redis.Redis]:
 @pytest.mark.model
 @pytest.mark.django_db(transaction=True)
 def test_a_worker_killed_mid_batch_stores_each_candidate_once(settings, tmp_path, redis_url, redis_db):
+    """A real worker is SIGKILLed as soon as its first candidates are stored, with the rest of the
+    batch in hand (late acknowledgement: its messages go back to the queue); every task is also
+    delivered a second time, as a broker does after a kill between the commit and the
+    acknowledgement. A second worker finishes: each candidate stored once."""
     tiny = save_tiny_mistral(tmp_path / "tiny-mistral")
     models = f"tiny[model={tiny},batch_size=4]"
     settings.PARAPLUIE_MODELS = parse_models(models)
@@ -213,75 +251,109 @@ def test_a_worker_killed_mid_batch_stores_each_candidate_once(settings, tmp_path
             first.kill()
         finally:
             first.stop()
-        assert stored < 32  # killed with work left
+        assert 0 < stored < 32  # killed with work left
+        with transaction.atomic():
+            generation.send(tasks)  # every task again: those whose candidates are stored too
         second = WorkerProcess(env, tmp_path, name="gen-second", queues="llm.tiny").start()
         try:
-            log = tmp_path / "done.json"
             wait_for(
-                lambda: Pair.objects.filter(campaign=campaign).count() + _empty(second) >= 32,
-                timeout=180,
-                what=f"every candidate after the kill\n{second.log()[-3000:]}",
+                lambda: _drained(redis_db, "llm.tiny") and _summaries(second),
+                timeout=240,
+                interval=1,
+                what=f"every message acknowledged after the kill\n{second.log()[-3000:]}",
             )
-            log.write_text(json.dumps(second.log()[-2000:]))
         finally:
             second.stop()
+    summaries = _summaries(second) + _summaries(first)
     pairs = Pair.objects.filter(campaign=campaign)
     assert not pairs.values("external_id").annotate(n=Count("id")).filter(n__gt=1).exists()
     assert not pairs.values("source", "system").annotate(n=Count("id")).filter(n__gt=1).exists()
     assert set(pairs.values_list("system", flat=True)) == {"naive\u00d7tiny[greedy,160tok]"}
+    # The second delivery of a task whose candidates were stored found them and generated nothing new.
+    assert sum(summary["already"] for summary in _summaries(second)) >= stored
+    # Every source has its candidate, unless the model wrote nothing usable for it (not stored).
+    missing = set(sources) - set(pairs.values_list("source", flat=True))
+    assert len(missing) <= sum(summary["empty"] for summary in summaries)
 
 
-def _empty(worker: WorkerProcess) -> int:
-    """Candidates the model left empty (not stored), from the worker's log lines."""
+def _summaries(worker: WorkerProcess) -> list[dict[str, int]]:
+    """The generation task's summary lines in a worker's log (one per message it ran)."""
     import re
 
-    return sum(int(found) for found in re.findall(r"already there, (\d+) empty", worker.log()))
+    pattern = r"generated (\d+) candidates with .*? \((\d+) stored, (\d+) already there, (\d+) empty\)"
+    return [
+        dict(zip(("generated", "stored", "already", "empty"), map(int, found), strict=True))
+        for found in re.findall(pattern, worker.log())
+    ]
+
+
+def _drained(client: redis.Redis, queue: str) -> bool:
+    """No message left on the queue (any priority) and none delivered but unacknowledged."""
+    waiting = sum(client.llen(key) for key in client.scan_iter(match=f"{queue}*") if client.type(key) == b"list")
+    return waiting == 0 and client.hlen("unacked") == 0
 
 
 @pytest.mark.model
 @pytest.mark.django_db
 def test_end_to_end_generate_judge_score_and_the_system_view_compares_the_generators(tiny_models):
-    from annotate.labels import Label
+    """Generate with the paper's three prompts (tiny Mistral), have two volunteers judge every pair through
+    the volunteer pages, score (a computed metric and an imported one), and read the system
+    view of the meta-evaluation API: one row per generator, the metrics compared on them."""
+    from django.test import Client
+
     from scoring.analysis.dataset import Filters
-    from scoring.analysis.meta import MetaOptions
-    from scoring.analysis.service import compute_meta
+    from scoring.analysis.service import compute_meta, meta_options
     from scoring.models import MetricConfig
     from scoring.score_import import ScoreFileMetric, import_scores
-    from tests.builders import make_judgement, make_volunteer
+    from tests.api_support import token_client
+    from tests.test_campaign_http import current_pair_id, post_answer, start
 
-    campaign = make_campaign(slug="e2e")
+    campaign = make_campaign(slug="e2e", quota=30, judges_per_pair=2)
     for i in range(6):
         make_pair(campaign, source=f"The cat number {i} drinks water in the morning.", origin="mrpc")
     call_command(
         "generate_paraphrases",
         *["--campaign", "e2e", "--count", "6", "--seed", "2", "--max-tokens", "6", "--here"],
-        *["--templates", "naive,vulgar"],
+        *["--templates", "naive,naive_system,vulgar"],
         stdout=io.StringIO(),
     )
     generated = list(Pair.objects.filter(campaign=campaign, origin="generated").order_by("id"))
     systems = sorted({pair.system for pair in generated})
-    assert systems == ["naive\u00d7tiny[greedy,6tok]", "vulgar\u00d7tiny[greedy,6tok]"]
-    volunteers = [make_volunteer(campaign) for _ in range(2)]
-    for index, pair in enumerate(generated):
-        # The volunteers find the "naive" candidates paraphrases, the "vulgar" ones not.
-        label = Label.SAME_MEANING if pair.system.startswith("naive") else Label.VERY_DIFFERENT
-        for volunteer in volunteers:
-            make_judgement(pair, volunteer, label if index % 5 else Label.MOSTLY_SIMILAR)
+    assert systems == sorted(f"{name}\u00d7tiny[greedy,6tok]" for name in ("naive", "naive_system", "vulgar"))
+    assert all(pair.source in {p.source for p in Pair.objects.filter(origin="mrpc")} for pair in generated)
+    # Two volunteers judge every pair on the volunteer pages: the "naive" candidates mostly
+    # paraphrases, the "vulgar" ones not.
+    by_id = {pair.pk: pair for pair in Pair.objects.filter(campaign=campaign)}
+    for _ in range(2):
+        browser = Client()
+        volunteer = start(browser, campaign)
+        for answered in range(len(by_id)):
+            pair = by_id[current_pair_id(browser, volunteer)]
+            naive = pair.system.startswith("naive")
+            label = "same_meaning" if naive else "very_different" if pair.system else "mostly_similar"
+            if answered % 5 == 4:
+                label = "slightly_similar"
+            assert post_answer(browser, volunteer, pair.pk, label).status_code == 302
+    assert {pair.judgement_count for pair in Pair.objects.filter(campaign=campaign)} == {2}
     call_command("score_pairs", "--campaign", "e2e", "--metrics", "lev", "--no-progress", stderr=io.StringIO())
     mine = "\n".join(["pair_id,score", *(f"{pair.pk},{pair.system.startswith('naive'):d}" for pair in generated)])
     imported = import_scores(campaign, mine.encode(), "s.csv", ScoreFileMetric("oracle", "1")).config
-    meta = compute_meta(
-        campaign.pk,
-        Filters.build("volunteers", "generated", None, None, None, False),
-        MetaOptions(resamples=20, seed=1),
-        use_cache=False,
-    ).evaluation
-    view = meta.systems
-    assert view is not None
-    assert [row.system for row in view.systems] == systems
-    assert [row.pairs for row in view.systems] == [sum(pair.system == name for pair in generated) for name in systems]
+    filters = Filters.build("volunteers", "generated")
+    compute_meta(campaign.pk, filters, meta_options(filters, 20, None))
+    staff = token_client(get_user_model().objects.create_user("e2e-staff", is_staff=True))
+    answer = staff.get("/api/campaigns/e2e/meta-evaluation/", {"origin": "generated", "resamples": 20})
+    assert answer.status_code == 200, answer.json()
+    view = answer.json()["meta"]["systems"]
+    assert [row["system"] for row in view["systems"]] == systems
+    assert [row["pairs"] for row in view["systems"]] == [
+        sum(pair.system == name for pair in generated) for name in systems
+    ]
+    naive_system, naive, vulgar = view["systems"]  # in the systems' order
+    assert min(naive["paraphrase_rate"], naive_system["paraphrase_rate"]) > vulgar["paraphrase_rate"]
     lev = MetricConfig.objects.get(metric="lev")
-    assert {row.metric for row in view.metrics} == {lev.pk, imported.pk}
+    assert {row["metric"] for row in view["metrics"]} == {lev.pk, imported.pk}
+    oracle = next(row for row in view["metrics"] if row["metric"] == imported.pk)
+    assert oracle["reason"] is None and oracle["pearson"] > 0.9, oracle  # it ranks the generators as people do
 
 
 @pytest.mark.model
@@ -301,3 +373,56 @@ def test_sampled_decoding_is_reproducible_with_its_seed(tiny_models):
     first = candidates(7)
     assert first == candidates(7)
     assert first != candidates(8)
+
+
+@pytest.mark.worker
+@pytest.mark.model
+def test_the_embedded_setup_generates_with_smollm2_on_its_worker_queue(tmp_path: Path) -> None:
+    """As ``scripts/run.sh`` runs it (SQLite, the filesystem broker, no server): the command queues
+    the work on ``llm.smollm2``, a real worker generates with the embedded SmolLM2 on the CPU,
+    stores each candidate as a pair and queues its scores, which it computes too."""
+    from tests.test_workers_embedded import manage, query
+
+    data = tmp_path / "data"
+    env = {key: value for key, value in worker_env().items() if key not in {"DATABASE_URL", "REDIS_URL"}}
+    env.update(
+        DJANGO_SETTINGS_MODULE="paraeval.settings",
+        SECRET_KEY="embedded-generation-key",
+        PARAEVAL_DATA_DIR=str(data),
+        PARAEVAL_METRICS="lev",
+        PARAPLUIE_MODELS="smollm2[model=embedded]",
+    )
+    manage(env, "migrate", "--noinput", "-v", "0")
+    setup = (
+        "from annotate.importers import import_records\n"
+        "from annotate.models import Campaign\n"
+        "campaign = Campaign.objects.create(slug='gen', name='Generated')\n"
+        "import_records(campaign, [{'source': s, 'hypothesis': 'x.'} for s in "
+        "['The cat drinks water every morning.', 'The weather is nice today.', 'She reads a book.']])\n"
+    )
+    manage(env, "shell", "-c", setup)
+    arguments = ["--campaign", "gen", "--count", "2", "--seed", "1", "--templates", "naive", "--max-tokens", "8"]
+    queued = manage(env, "generate_paraphrases", *arguments)
+    assert queued == "2 sources for 1 generators queued in 1 tasks (queues: llm.smollm2)\n"
+    database = data / "paraeval.sqlite3"
+    worker = WorkerProcess(env, tmp_path, name="embedded-generation", queues="llm.smollm2,cpu").start()
+    try:
+        (summary,) = wait_for(
+            lambda: _summaries(worker) or None,
+            timeout=240,
+            what=f"the generation task on the embedded worker\n{worker.log()[-3000:]}",
+        )
+        generated = query(database, "SELECT id, source, system FROM annotate_pair WHERE origin = 'generated'")
+        assert (summary["generated"], summary["stored"] + summary["empty"]) == (2, 2)
+        assert len(generated) == summary["stored"]
+        assert {system for _, _, system in generated} <= {"naive\u00d7smollm2[greedy,8tok]"}
+        ids = ",".join(str(pk) for pk, _, _ in generated) or "0"
+        wait_for(
+            lambda: (
+                query(database, f"SELECT COUNT(*) FROM scoring_score WHERE pair_id IN ({ids})")[0][0] == len(generated)
+            ),
+            timeout=90,
+            what=f"the scores of the generated pairs\n{worker.log()[-3000:]}",
+        )
+    finally:
+        worker.stop()

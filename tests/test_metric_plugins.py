@@ -99,6 +99,28 @@ def test_spec_options_and_the_package_version_make_the_configuration(plugins, tm
 
 
 @pytest.mark.django_db
+def test_chosen_by_its_spec_in_paraeval_metrics_and_queued_on_its_queue(plugins, settings):
+    from scoring import dispatch
+
+    settings.PARAEVAL_METRICS = ["lev", "example_overlap[n=2]"]
+    configs.forget_enabled()
+    campaign = make_campaign()
+    pair = make_pair(campaign)
+    (row,) = [config for config in configs.enabled_configs() if config.metric == "example_overlap"]
+    assert (row.spec, row.queue, row.config) == (
+        "example_overlap[n=2]",
+        "example",
+        {"n": 2, "package": {"name": "paraeval-example-metric", "version": "0.1.0"}},
+    )
+    tasks = dispatch.missing_tasks([pair.pk])
+    assert {task.queue: tuple(task.config_ids) for task in tasks}["example"] == (row.pk,)
+    assert "example" in configs.all_queues()
+    out = io.StringIO()
+    call_command("worker_queues", stdout=out)
+    assert "example" in out.getvalue()
+
+
+@pytest.mark.django_db
 def test_score_pairs_command_and_failures_with_their_reason(plugins):
     campaign = make_campaign(slug="plug")
     pairs = [make_pair(campaign, source=f"The cat {i} sleeps.", hypothesis=f"A cat {i} is sleeping.") for i in range(3)]
@@ -107,7 +129,7 @@ def test_score_pairs_command_and_failures_with_their_reason(plugins):
         "--campaign",
         "plug",
         "--metrics",
-        "example_overlap,test_raising,test_miscounting",
+        "example_overlap,test_raising,test_miscounting,test_nonfinite,test_not_a_number",
         "--no-progress",
         stdout=io.StringIO(),
         stderr=io.StringIO(),
@@ -116,14 +138,21 @@ def test_score_pairs_command_and_failures_with_their_reason(plugins):
     assert overlap.queue == "example" and overlap.config["package"]["version"] == "0.1.0"
     values = dict(Score.objects.filter(metric_config=overlap).values_list("pair_id", "value"))
     assert values == {pair.pk: pytest.approx(jaccard(pair.source, pair.hypothesis)) for pair in pairs}
-    errors = dict(
-        Score.objects.filter(status=Score.Status.FAILED).values_list("metric_config__metric", "error").distinct()
-    )
+    failed = Score.objects.filter(status=Score.Status.FAILED).exclude(metric_config__metric="test_nonfinite")
+    errors = dict(failed.values_list("metric_config__metric", "error").distinct())
     assert errors == {
         "test_raising": "RuntimeError: boom on purpose",
         "test_miscounting": "test_miscounting returned 2 scores for 1 pair",
+        "test_not_a_number": "ValueError: could not convert string to float: 'high'",
     }
-    assert Score.objects.filter(status=Score.Status.FAILED).count() == 6
+    assert failed.count() == 9
+    # Non-finite values: a failed score each, with the value named; the other pairs keep theirs.
+    nonfinite = Score.objects.filter(metric_config__metric="test_nonfinite").order_by("pair_id")
+    assert [(score.status, score.value, score.error) for score in nonfinite] == [
+        ("failed", None, "the metric returned NaN"),
+        ("failed", None, "the metric returned inf"),
+        ("done", 2.0, ""),
+    ]
 
 
 @pytest.fixture
@@ -137,7 +166,7 @@ def redis_db(redis_url: str) -> Iterator[redis.Redis]:
 @pytest.mark.worker
 @pytest.mark.django_db(transaction=True)
 def test_a_real_worker_computes_the_plugin_on_its_queue(example_site, tmp_path, settings, redis_url, redis_db):
-    metrics = ["example_overlap", "test_raising", "test_miscounting"]
+    metrics = ["example_overlap", "test_raising", "test_miscounting", "test_nonfinite", "test_not_a_number"]
     bad = write_bad_plugins(tmp_path / "bad")
     settings.PARAEVAL_METRICS = metrics
     env = worker_env(
@@ -176,5 +205,10 @@ def test_a_real_worker_computes_the_plugin_on_its_queue(example_site, tmp_path, 
     assert set(failed.values_list("metric_config__metric", "error")) == {
         ("test_raising", "RuntimeError: boom on purpose"),
         ("test_miscounting", "test_miscounting returned 2 scores for 1 pair"),
+        ("test_not_a_number", "ValueError: could not convert string to float: 'high'"),
+        ("test_nonfinite", "the metric returned NaN"),
+        ("test_nonfinite", "the metric returned inf"),
     }
-    assert failed.count() == 2 * len(pairs)
+    assert failed.count() == 3 * len(pairs) + 8  # the pairs 0, 3, 6, 9 (NaN) and 1, 4, 7, 10 (inf)
+    kept = Score.objects.filter(metric_config__metric="test_nonfinite", status=Score.Status.DONE)
+    assert sorted(kept.values_list("value", flat=True)) == [2.0, 5.0, 8.0, 11.0]

@@ -79,6 +79,48 @@ def test_the_same_file_twice_changes_nothing_and_other_scores_are_another_config
     assert changed.config.label == f"my_metric 1.0 (imported, {changed.config.config_hash[:8]})"
 
 
+def test_the_signature_is_name_version_options_and_a_hash_of_the_scores():
+    import hashlib
+
+    from scoring.metrics.base import config_hash
+
+    campaign = make_campaign()
+    pairs = [make_pair(campaign, external_id=f"s{i}") for i in range(3)]
+    values = [0.25, -1.5, 3.0]
+    config = import_scores(campaign, _csv(list(zip([p.pk for p in pairs], values, strict=True))), "a.csv", MINE).config
+    # The hash of the scores, computed here from the documented format: "<pair id>\t<score>" lines in id order.
+    lines = "\n".join(
+        f"{pair.pk}\t{value!r}" for pair, value in sorted(zip(pairs, values, strict=True), key=lambda x: x[0].pk)
+    )
+    digest = hashlib.sha256(lines.encode()).hexdigest()
+    assert config.config == {
+        "external": True,
+        "version": "1.0",
+        "options": {"model": "x"},
+        "scores_sha256": digest,
+        "scores": 3,
+        "higher_is_closer": False,
+        "natural_threshold": 0.5,
+    }
+    assert config.config_hash == config_hash("my_metric", config.config)
+    # The same scores in another order, or as JSON Lines by external id: the same configuration.
+    shuffled = _csv([(pairs[2].pk, 3.0), (pairs[0].pk, 0.25), (pairs[1].pk, -1.5)])
+    assert import_scores(campaign, shuffled, "b.csv", MINE).config.pk == config.pk
+    jsonl = "\n".join(json.dumps({"external_id": f"s{i}", "score": v}) for i, v in enumerate(values)).encode()
+    assert import_scores(campaign, jsonl, "c.jsonl", MINE).config.pk == config.pk
+    # Each part of the signature, changed alone, makes another configuration.
+    others = [
+        ScoreFileMetric("my_metric2", "1.0", False, 0.5, {"model": "x"}),
+        ScoreFileMetric("my_metric", "1.1", False, 0.5, {"model": "x"}),
+        ScoreFileMetric("my_metric", "1.0", False, 0.5, {"model": "y"}),
+        ScoreFileMetric("my_metric", "1.0", True, 0.5, {"model": "x"}),
+        ScoreFileMetric("my_metric", "1.0", False, None, {"model": "x"}),
+    ]
+    made = {import_scores(campaign, shuffled, "d.csv", metric).config.pk for metric in others}
+    assert len(made) == len(others) and config.pk not in made
+    assert Score.objects.count() == 3 * (1 + len(others))
+
+
 def test_every_problem_named_with_its_line_and_nothing_stored():
     campaign = make_campaign(slug="here")
     elsewhere = make_pair(make_campaign(slug="there"))
@@ -154,6 +196,9 @@ def test_command(tmp_path: Path):
         "scores.csv refused, nothing stored (1 problems):\n"
         f"  line 3: duplicate: pair {pairs[0].pk} already has a score on line 2"
     )
+    with pytest.raises(CommandError, match=r"options must be a JSON object, e\.g\. .*: not JSON"):
+        call_command("import_scores", str(path), *arguments, "--options", "{model}")
+    assert MetricConfig.objects.count() == 1
 
 
 def test_api(staff_api, user_api):
@@ -190,6 +235,19 @@ def test_api(staff_api, user_api):
     }
     assert post(staff_api, _csv([(pair.pk, 1)]), campaign="nope").status_code == 404
     assert post(staff_api, _csv([(pair.pk, 1)]), direction="sideways").status_code == 400
+    for threshold in ("nan", "inf"):
+        refused = post(staff_api, _csv([(pair.pk, 1)]), version="2", threshold=threshold)
+        assert refused.status_code == 400 and "threshold" in str(refused.json()), refused.json()
+    bad_options = post(staff_api, _csv([(pair.pk, 1)]), version="2", options="[1]")
+    assert bad_options.status_code == 400
+    assert bad_options.json() == {"options": ['options must be a JSON object, e.g. {"model": "x"}, got list']}
+    # The settings given once for the file are part of its signature, as from the command and the page.
+    with_options = post(staff_api, _csv([(pair.pk, 1)]), options='{"model": "x"}')
+    assert with_options.status_code == 201 and with_options.json()["label"] == "mine 1 (imported, {})".format(
+        with_options.json()["config_hash"][:8]
+    )
+    assert MetricConfig.objects.get(pk=with_options.json()["metric_config"]).config["options"] == {"model": "x"}
+    MetricConfig.objects.filter(pk=with_options.json()["metric_config"]).delete()
     listed = staff_api.get("/api/metric-configs/").json()["results"]
     assert [(row["label"], row["queue"]) for row in listed] == [("mine 1 (imported)", "external")]
     scores = staff_api.get(f"/api/scores/?metric_config={config.config_hash}").json()["results"]

@@ -119,6 +119,20 @@ class ScoreImportSerializer(serializers.Serializer):
         choices=["higher", "lower", "↑", "↓"], default="higher", help_text="higher (↑) or lower (↓) is closer."
     )
     threshold = serializers.FloatField(required=False, allow_null=True, help_text="Natural threshold, if any.")
+    options = serializers.CharField(
+        required=False,
+        allow_blank=True,
+        max_length=10000,
+        help_text='The metric\'s settings as a JSON object, e.g. {"model": "x"}; part of its signature.',
+    )
+
+    def validate_options(self, value: str) -> dict[str, object]:
+        from scoring.score_import import parse_options
+
+        try:
+            return parse_options(value)
+        except ValueError as error:
+            raise serializers.ValidationError(str(error)) from None
 
 
 class ScoreImportResultSerializer(serializers.Serializer):

@@ -170,6 +170,7 @@ class ScoreImportView(APIView):
             version=data["version"],
             higher_is_closer=parse_direction(data["direction"]),
             natural_threshold=data.get("threshold"),
+            options=data.get("options") or {},
         )
         try:
             result = import_scores(campaign, upload.read(), upload.name or "", metric)

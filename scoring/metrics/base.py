@@ -216,4 +216,6 @@ def _outcome(value: float) -> ScoreOutcome:
     number = float(value)
     if math.isnan(number):
         return ScoreOutcome(None, "the metric returned NaN")
+    if math.isinf(number):  # no statistic can use it (imported scores refuse it too)
+        return ScoreOutcome(None, f"the metric returned {number}")
     return ScoreOutcome(number)

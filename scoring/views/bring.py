@@ -5,8 +5,6 @@ Thin: the checks and the work are :mod:`scoring.score_import` and :mod:`scoring.
 
 from __future__ import annotations
 
-import json
-
 from django import forms
 from django.contrib.admin.views.decorators import staff_member_required
 from django.http import HttpRequest, HttpResponse
@@ -17,29 +15,32 @@ from django.views.decorators.http import require_http_methods
 from annotate.models import Campaign
 from scoring import generation
 from scoring.metrics.judges import configured_models
-from scoring.score_import import ScoreFileMetric, ScoreImportError, import_scores
+from scoring.score_import import MAX_PROBLEMS, ScoreFileMetric, ScoreImportError, import_scores, parse_options
 
 
 class ScoreImportForm(forms.Form):
-    campaign = forms.ModelChoiceField(Campaign.objects.order_by("slug"), to_field_name="slug")
-    file = forms.FileField(help_text="CSV (header: pair_id or external_id, score) or JSONL, UTF-8.")
-    name = forms.CharField(max_length=64, help_text="The metric's name, e.g. my_metric.")
-    version = forms.CharField(max_length=64, help_text="The metric's version, e.g. 1.0.")
-    direction = forms.ChoiceField(choices=[("higher", "↑ higher is closer"), ("lower", "↓ lower is closer")])
-    threshold = forms.FloatField(required=False, help_text="Its natural threshold, if it has one.")
-    options = forms.CharField(required=False, help_text='Its settings as a JSON object, e.g. {"model": "x"}.')
+    campaign = forms.ModelChoiceField(
+        Campaign.objects.order_by("slug"), to_field_name="slug", help_text="The campaign whose pairs the file scores."
+    )
+    file = forms.FileField(help_text="CSV (header: pair_id or external_id, score) or JSON Lines, UTF-8.")
+    name = forms.CharField(max_length=64, help_text="The metric's name: letters, digits, _ . - (e.g. my_metric).")
+    version = forms.CharField(max_length=64, help_text="The metric's version, e.g. 1.0 or 2024-05-01.")
+    direction = forms.ChoiceField(
+        choices=[("higher", "↑ higher is closer (like BLEU)"), ("lower", "↓ lower is closer (like an edit distance)")]
+    )
+    threshold = forms.FloatField(
+        required=False, help_text="A score that means “paraphrase” by construction (ParaPLUIE's 0), if it has one."
+    )
+    options = forms.CharField(
+        required=False,
+        help_text='Its settings as a JSON object, e.g. {"model": "my-encoder-v2"}: part of its signature.',
+    )
 
     def clean_options(self) -> dict[str, object]:
-        text = self.cleaned_data["options"].strip()
-        if not text:
-            return {}
         try:
-            value = json.loads(text)
+            return parse_options(self.cleaned_data["options"])
         except ValueError as error:
-            raise forms.ValidationError(f"not JSON: {error}") from None
-        if not isinstance(value, dict):
-            raise forms.ValidationError("must be a JSON object")
-        return value
+            raise forms.ValidationError(str(error)) from None
 
 
 @never_cache
@@ -53,13 +54,18 @@ def score_import(request: HttpRequest) -> HttpResponse:
     if request.method == "POST" and form.is_valid():
         data = form.cleaned_data
         upload = data["file"]
+        context["campaign"] = data["campaign"]
         metric = ScoreFileMetric(
             data["name"], data["version"], data["direction"] == "higher", data["threshold"], data["options"]
         )
         try:
             context["result"] = import_scores(data["campaign"], upload.read(), upload.name or "", metric)
         except ScoreImportError as error:
-            context["problems"] = error.problems
+            # The page lists the first problems (a file wrong on every line would make a page
+            # of a million items); the command and the API list them all.
+            shown = error.problems[:MAX_PROBLEMS]
+            context.update(problems=shown, problem_count=len(error.problems))
+            context["problems_left"] = len(error.problems) - len(shown)
             status = 400
     elif request.method == "POST":
         status = 400
@@ -67,15 +73,28 @@ def score_import(request: HttpRequest) -> HttpResponse:
 
 
 class GenerateForm(forms.Form):
-    campaign = forms.ModelChoiceField(Campaign.objects.order_by("slug"), to_field_name="slug")
-    sources = forms.FileField(required=False, help_text="Optional: source sentences, one a line (UTF-8).")
-    count = forms.IntegerField(min_value=1, max_value=10000, initial=10)
-    seed = forms.IntegerField(min_value=0, initial=0)
-    templates = forms.MultipleChoiceField(widget=forms.CheckboxSelectMultiple)
-    models = forms.MultipleChoiceField(widget=forms.CheckboxSelectMultiple)
-    sampled = forms.BooleanField(required=False, help_text="Sample instead of greedy decoding.")
-    temperature = forms.FloatField(initial=1.0, min_value=0.01, max_value=5)
-    max_tokens = forms.IntegerField(initial=48, min_value=1, max_value=1024)
+    campaign = forms.ModelChoiceField(
+        Campaign.objects.order_by("slug"),
+        to_field_name="slug",
+        help_text="Where the candidates are stored; without a list, the sources are sampled from its pairs.",
+    )
+    sources = forms.FileField(required=False, help_text="Your own source sentences, one a line (UTF-8).")
+    count = forms.IntegerField(min_value=1, max_value=10000, initial=10, help_text="How many sources.")
+    seed = forms.IntegerField(
+        min_value=0, initial=0, help_text="Seed of the sample and of sampled decoding: the same seed, the same sources."
+    )
+    templates = forms.MultipleChoiceField(
+        widget=forms.CheckboxSelectMultiple, help_text="The paper's prompts (appendix A.1), in English and in French."
+    )
+    models = forms.MultipleChoiceField(
+        widget=forms.CheckboxSelectMultiple,
+        help_text="The judge models of PARAPLUIE_MODELS; each generates on its own worker queue.",
+    )
+    sampled = forms.BooleanField(required=False, label="Sample instead of greedy decoding")
+    temperature = forms.FloatField(
+        initial=1.0, min_value=0.01, max_value=5, help_text="Used when sampling (the seed above seeds it)."
+    )
+    max_tokens = forms.IntegerField(initial=48, min_value=1, max_value=1024, help_text="Tokens at most per candidate.")
 
     def __init__(self, *args: object, **kwargs: object) -> None:
         super().__init__(*args, **kwargs)  # type: ignore[arg-type]

@@ -6,14 +6,13 @@ Importing the same file again changes nothing.
 
 from __future__ import annotations
 
-import json
 from pathlib import Path
 from typing import Any
 
 from django.core.management.base import BaseCommand, CommandError, CommandParser
 
 from annotate.models import Campaign
-from scoring.score_import import ScoreFileMetric, ScoreImportError, import_scores, parse_direction
+from scoring.score_import import ScoreFileMetric, ScoreImportError, import_scores, parse_direction, parse_options
 
 
 class Command(BaseCommand):
@@ -43,11 +42,9 @@ class Command(BaseCommand):
             raise CommandError(f"no file {path}")
         try:
             higher = parse_direction(options["direction"])
-            settings_given = json.loads(options["options"])
-        except (ValueError, json.JSONDecodeError) as error:
+            settings_given = parse_options(options["options"])
+        except ValueError as error:
             raise CommandError(str(error)) from None
-        if not isinstance(settings_given, dict):
-            raise CommandError("--options must be a JSON object")
         metric = ScoreFileMetric(
             name=options["name"],
             version=options["metric_version"],
