@@ -23,9 +23,8 @@ from django.core.management import call_command
 
 from annotate.models import Pair
 from scoring.analysis.dataset import Filters
-from scoring.analysis.service import compute_meta, meta_options
 from scoring.analysis.paraphrasus_service import set_objectives
-from scoring.analysis.service import shared_cache
+from scoring.analysis.service import compute_meta, meta_options, shared_cache
 from scoring.models import MetricConfig, Score
 from scoring.score_import import ScoreFileMetric, import_scores
 from tests.api_support import *  # noqa: F403
