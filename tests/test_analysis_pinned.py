@@ -30,12 +30,12 @@ from django.core.cache import cache
 from scipy import stats
 from sklearn.metrics import roc_auc_score
 
-from annotate.exports.pseudonyms import volunteer_pseudonym
 from annotate.labels import LABEL_ORDER
 from annotate.models import Judgement, Pair
-from scoring.analysis.service import meta_status, shared_cache
-from scoring.analysis_tasks import compute_meta_evaluation, compute_report_intervals
+from annotate.pseudonyms import volunteer_pseudonym
 from scoring.models import Score
+from scoring.reports.service import meta_status, shared_cache
+from scoring.reports.tasks import compute_meta_evaluation, compute_report_intervals
 from tests.builders import make_scored_campaign
 
 pytestmark = pytest.mark.django_db

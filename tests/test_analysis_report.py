@@ -24,7 +24,7 @@ from scoring.analysis.report import (
     build_report,
     report_json,
 )
-from scoring.analysis.tables import all_tables
+from scoring.reports.tables import all_tables
 
 NAN = float("nan")
 V1, V2 = 101, 102

@@ -66,7 +66,7 @@ def test_intervals_and_meta_evaluation_come_from_the_cpu_worker(tmp_path: Path, 
     parapluie = str(built.configs["parapluie"].pk)
     low, high = filled["results"][parapluie]["all"]["auc"]["ci"]
     assert 0 <= low <= filled["results"][parapluie]["all"]["auc"]["value"] <= high <= 1
-    from scoring.analysis.service import campaign_report
+    from scoring.reports.service import campaign_report
 
     assert filled["results"] == campaign_report(built.campaign.pk, use_cache=False).as_json()["results"]
     meta = ready.json()["meta"]

@@ -14,8 +14,8 @@ from django.utils.html import escape
 
 import paraeval
 from annotate import definitions
-from annotate.campaign_forms import EXPLANATIONS
 from annotate.models import Campaign, Pair
+from staff.forms import EXPLANATIONS
 from tests.builders import make_campaign, make_judgement, make_pair, make_training_pairs, make_volunteer
 
 pytestmark = pytest.mark.django_db

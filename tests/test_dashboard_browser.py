@@ -242,9 +242,9 @@ def test_meta_evaluation_sections_render_with_the_demo(browser_factory, live_ser
     from django.core.management import call_command
 
     from annotate.models import Campaign, Pair
-    from scoring.analysis.dataset import Filters
-    from scoring.analysis.service import compute_meta, meta_options
     from scoring.metrics.lexical import normalised_char_distance
+    from scoring.reports.dataset import Filters
+    from scoring.reports.service import compute_meta, meta_options
     from tests.builders import make_metric_config, make_score
 
     call_command("load_demo", stdout=io.StringIO())

@@ -12,8 +12,8 @@ from django.core.cache import cache
 from django.urls import reverse
 
 from annotate.labels import Label
-from scoring.analysis.service import campaign_report, shared_cache
-from scoring.analysis_tasks import compute_report_intervals
+from scoring.reports.service import campaign_report, shared_cache
+from scoring.reports.tasks import compute_report_intervals
 from tests.builders import (
     make_campaign,
     make_judgement,
@@ -52,8 +52,8 @@ def built():
 
 
 def test_routes_are_named():
-    assert reverse("scoring:dashboard") == PAGE
-    assert reverse("scoring:dashboard-data") == DATA
+    assert reverse("staff:dashboard") == PAGE
+    assert reverse("staff:dashboard-data") == DATA
 
 
 def test_anonymous_is_sent_to_the_admin_login(client, built):

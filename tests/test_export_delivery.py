@@ -38,7 +38,7 @@ def staff(client, django_user_model):
 
 def _url(slug="deliver", **params):
     query = "&".join(f"{key}={value}" for key, value in params.items())
-    return reverse("exports:campaign-export", kwargs={"slug": slug}) + (f"?{query}" if query else "")
+    return reverse("staff:campaign-export", kwargs={"slug": slug}) + (f"?{query}" if query else "")
 
 
 # --- Staff page ---------------------------------------------------------------------------

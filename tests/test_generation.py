@@ -15,9 +15,9 @@ from django.core.management import CommandError, call_command
 from django.db.models import Count
 
 from annotate.models import Pair
-from scoring import generation
-from scoring.generation import GenerationSettings, Generator, templates
-from scoring.generation_run import clean_candidate, generate_missing
+from scoring.generation.candidates import GenerationSettings, Generator, templates
+from scoring.generation.candidates import candidates as generation
+from scoring.generation.run import clean_candidate, generate_missing
 from scoring.metrics.judges import parse_models
 from tests.builders import make_campaign, make_pair, make_training_pairs
 from tests.judge_models import save_tiny_mistral
@@ -301,9 +301,9 @@ def test_end_to_end_generate_judge_score_and_the_system_view_compares_the_genera
     view of the meta-evaluation API: one row per generator, the metrics compared on them."""
     from django.test import Client
 
-    from scoring.analysis.dataset import Filters
-    from scoring.analysis.service import compute_meta, meta_options
     from scoring.models import MetricConfig
+    from scoring.reports.dataset import Filters
+    from scoring.reports.service import compute_meta, meta_options
     from scoring.score_import import ScoreFileMetric, import_scores
     from tests.api_support import token_client
     from tests.test_campaign_http import current_pair_id, post_answer, start

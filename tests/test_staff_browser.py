@@ -177,7 +177,7 @@ def test_every_staff_page_has_one_navigation_bar_and_leads_on(browser, live_serv
 def test_the_status_page_says_nothing_pending_when_all_is_scored(
     browser, live_server, artifacts_dir, settings, queue_dir
 ):
-    from scoring import configs
+    from scoring.pipeline import configs
 
     settings.PARAEVAL_METRICS = ["lev"]
     campaign = make_campaign(slug="done")

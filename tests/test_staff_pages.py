@@ -10,7 +10,7 @@ from django.contrib.auth import get_user_model
 from django.core.cache import cache, caches
 from pytest_django.asserts import assertContains, assertNotContains
 
-from scoring.analysis.tables import agreement_table
+from scoring.reports.tables import agreement_table
 from tests.builders import (
     make_campaign,
     make_judgement,
@@ -254,7 +254,7 @@ def test_dashboard_has_jsonl_export_buttons_and_the_nav(staff_client, campaigns)
 
 
 def _scored(done: int, total: int, metrics: tuple[str, ...]) -> list:
-    from scoring import configs
+    from scoring.pipeline import configs
 
     campaign = make_campaign(slug="scored")
     pairs = [make_pair(campaign) for _ in range(total)]

@@ -9,8 +9,8 @@ import pytest
 from django.contrib.auth import get_user_model
 from django.test import Client
 
-from annotate.exports.pseudonyms import volunteer_pseudonym
 from annotate.models import Judgement
+from annotate.pseudonyms import volunteer_pseudonym
 from tests.builders import make_campaign, make_judgement, make_metric_config, make_pair, make_score, make_volunteer
 
 pytestmark = pytest.mark.django_db

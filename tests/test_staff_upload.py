@@ -10,9 +10,10 @@ from django.contrib.auth import get_user_model
 from django.core.files.uploadedfile import SimpleUploadedFile
 from django.test import Client
 
-from annotate import upload_views, uploads
+from annotate import uploads
 from annotate.models import Pair, PairUpload
 from paraeval import broker
+from staff.views import uploads as upload_views
 from tests.builders import make_campaign, make_pair
 
 pytestmark = pytest.mark.django_db
