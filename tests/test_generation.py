@@ -15,8 +15,8 @@ from django.core.management import CommandError, call_command
 from django.db.models import Count
 
 from annotate.models import Pair
+from scoring.generation import candidates as generation
 from scoring.generation.candidates import GenerationSettings, Generator, templates
-from scoring.generation.candidates import candidates as generation
 from scoring.generation.run import clean_candidate, generate_missing
 from scoring.metrics.judges import parse_models
 from tests.builders import make_campaign, make_pair, make_training_pairs

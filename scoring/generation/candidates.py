@@ -4,7 +4,7 @@ The paper's third corpus was generated: sources sampled from PAWS and MRPC, one 
 source from each prompt template x generator model (two plain prompts and a deliberately
 vulgar one), then judged by volunteers. Here:
 
-* the prompts are data files in ``generation_templates/`` (``naive``, ``naive_system``,
+* the prompts are data files in ``prompts/`` (``naive``, ``naive_system``,
   ``vulgar`` and their French twins ``*_fr``), dialogues whose last user turn holds ``{source}``;
 * a *generator* is a template x a judge model of ``PARAPLUIE_MODELS`` x generation settings
   (greedy or sampled, temperature, max tokens, seed); its :attr:`Generator.system` names it on
@@ -40,7 +40,7 @@ from scoring.metrics.judges import JudgeModel, find_model
 
 logger = logging.getLogger(__name__)
 
-TEMPLATES_DIR = Path(__file__).resolve().parent / "generation_templates"
+TEMPLATES_DIR = Path(__file__).resolve().parent / "prompts"
 ORIGIN = "generated"
 # Between template and model in a system name: naive\u00d7smollm2[greedy,48tok].
 TIMES = "\u00d7"
