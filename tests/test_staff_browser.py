@@ -39,7 +39,7 @@ PASSWORD = "staff-browser-password"
 DESKTOP = (1366, 768)
 WIDE = (1920, 1080)
 PHONE = (390, 844)
-NAV = ["Staff home", "Dashboard", "Scoring status", "Exports", "API docs", "Admin"]
+NAV = ["Staff home", "Dashboard", "Scoring status", "Exports", "API docs", "Documentation", "Admin"]
 
 
 @pytest.fixture(autouse=True)
