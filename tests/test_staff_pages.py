@@ -297,15 +297,24 @@ def test_status_counts_pending_scores_in_singular_and_plural(staff_client, setti
     [(0, "0 pairs have two"), (1, "1 pair has two"), (2, "2 pairs have two")],
 )
 def test_agreement_caption_is_pluralised(pairs: int, text: str) -> None:
-    coefficient = {"value": None, "observed": None, "chance": None, "pairs": 0, "reason": "x"}
-    agreement = {
-        "pairs_multi": pairs,
-        "judgements_per_pair": 1.0,
-        "measurable": True,
-        "reason": "",
-        **{key: coefficient for key in ("krippendorff_alpha", "fleiss_kappa", "gwet_ac1", "cohen_kappa")},
-    }
-    caption = agreement_table({"agreement": agreement}).caption
+    from types import SimpleNamespace
+
+    from scoring.analysis.report import Agreement, CoefficientValue
+
+    coefficient = CoefficientValue(value=None, observed=None, chance=None, pairs=0, reason="x")
+    agreement = Agreement(
+        pairs_judged=pairs,
+        pairs_multi=pairs,
+        judgements_per_pair=1.0,
+        measurable=True,
+        reason="",
+        paraphrase_share=None,
+        krippendorff_alpha=coefficient,
+        fleiss_kappa=coefficient,
+        gwet_ac1=coefficient,
+        cohen_kappa=coefficient,
+    )
+    caption = agreement_table(SimpleNamespace(agreement=agreement)).caption  # only .agreement is read
     assert caption.startswith(text + " or more graded judgements (mean 1.00 judgements per judged pair).")
 
 
