@@ -20,6 +20,7 @@ from tests.builders import (
     make_metric_config,
     make_score,
     make_scored_campaign,
+    make_staff,
     make_volunteer,
 )
 from tests.workers_support import messages_in
@@ -41,7 +42,7 @@ def _empty_cache(queue_dir):
 
 @pytest.fixture
 def staff_client(client):
-    user = get_user_model().objects.create_user("staff", password="pw-for-tests", is_staff=True)
+    user = make_staff("staff", "pw-for-tests")
     client.force_login(user)
     return client
 

@@ -14,7 +14,7 @@ from django.utils import timezone
 
 from scoring.models import MetricConfig, Score, WorkerHeartbeat
 from scoring.pipeline import configs
-from tests.builders import make_campaign, make_pair, make_score, make_training_pairs
+from tests.builders import make_campaign, make_pair, make_score, make_staff, make_training_pairs
 from tests.workers_support import closed_port, messages_in, redis_transport_options, use_broker
 
 pytestmark = pytest.mark.django_db
@@ -29,7 +29,7 @@ def enabled(settings):
 
 @pytest.fixture
 def staff_client(client):
-    user = get_user_model().objects.create_user("staff", password="pw-for-tests", is_staff=True)
+    user = make_staff("staff", "pw-for-tests")
     client.force_login(user)
     return client
 

@@ -16,6 +16,7 @@ from tests.builders import (
     make_judgement,
     make_pair,
     make_score,
+    make_staff,
     make_training_pairs,
     make_volunteer,
 )
@@ -43,7 +44,7 @@ def _site(settings) -> None:
 
 @pytest.fixture
 def staff_client(client):  # type: ignore[no-untyped-def]
-    user = get_user_model().objects.create_user("researcher", password="pw-for-tests", is_staff=True)
+    user = make_staff("researcher", "pw-for-tests")
     client.force_login(user)
     return client
 

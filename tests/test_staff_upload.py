@@ -14,7 +14,7 @@ from annotate import uploads
 from annotate.models import Pair, PairUpload
 from paraeval import broker
 from staff.views import uploads as upload_views
-from tests.builders import make_campaign, make_pair
+from tests.builders import make_campaign, make_pair, make_staff
 
 pytestmark = pytest.mark.django_db
 
@@ -43,7 +43,7 @@ MAPPING = {
 
 @pytest.fixture
 def staff_client() -> Client:
-    user = get_user_model().objects.create_user("uploader", password="x", is_staff=True)
+    user = make_staff("uploader", "x")
     client = Client()
     client.force_login(user)
     return client

@@ -13,7 +13,6 @@ from pathlib import Path
 
 import pytest
 import redis
-from django.contrib.auth import get_user_model
 from django.test import Client
 from django.urls import reverse
 
@@ -21,7 +20,7 @@ from paraeval import broker
 from scoring.metrics.judges import parse_models
 from scoring.models import MetricConfig, Score
 from scoring.pipeline import dispatch
-from tests.builders import make_campaign, make_pair
+from tests.builders import make_campaign, make_pair, make_staff
 from tests.judge_models import save_tiny_mistral
 from tests.workers_support import (
     WorkerProcess,
@@ -92,7 +91,7 @@ def test_each_judge_model_is_scored_through_its_own_queue_by_a_worker_that_loads
             what="six scores from the two model workers\n" + "\n".join(w.log()[-2000:] for w in workers),
         )
         # The status page lists both model queues, each with its live worker and what it serves.
-        staff = get_user_model().objects.create_user("staff", password="pw-for-tests", is_staff=True)
+        staff = make_staff("staff", "pw-for-tests")
         client = Client()
         client.force_login(staff)
         wait_for(
