@@ -44,7 +44,8 @@ PINNED = Path(__file__).with_suffix(".json")
 DATA = "/staff/dashboard/data/"
 SYSTEMS = ("sys-a", "sys-b", "sys-c")
 METRIC_ID_KEYS = {"metric", "metric_a", "metric_b"}
-DROPPED = {"version", "generated_at", "last_changed", "campaign"}
+# Pair ids differ between runs too: the worst disagreements are pinned by the pairs' names.
+DROPPED = {"version", "generated_at", "last_changed", "campaign", "scatter_pairs", "pair"}
 # Pseudonyms differ between runs (tokens are random): pinned as "volunteer N" like the ids.
 PSEUDONYMS: dict[str, str] = {}
 

@@ -45,6 +45,7 @@ from scoring.analysis.bootstrap import (
     bootstrap_many,
 )
 from scoring.analysis.correlation import Correlation, pearson, spearman
+from scoring.analysis.disagreements import worst_disagreements
 from scoring.analysis.labels import (
     BINARY_OF_CODE,
     DONT_KNOW_CODE,
@@ -57,7 +58,7 @@ from scoring.analysis.labels import (
 from scoring.analysis.thresholds import tied_best
 
 # Bump when a change here changes any number of a report (part of the data version).
-ANALYSIS_VERSION = "2"  # 2: volunteers carry their pseudonym
+ANALYSIS_VERSION = "3"  # 2: volunteers carry their pseudonym; 3: charts name their pairs (links to the pair pages)
 ALL = "all"
 ALL_LABEL = "Global"
 NO_ORIGIN_LABEL = "(no origin)"
@@ -130,6 +131,7 @@ class AnalysisInput:
     training_judgements: int = 0
     sources: list[str] | None = None  # source sentence per pair (groups of hypotheses)
     systems: list[str] | None = None  # system that produced each hypothesis ("" when none)
+    external_ids: list[str] | None = None  # the pair's id in its corpus ("" when none), for links
 
     def __post_init__(self) -> None:
         n = len(self.pair_ids)
@@ -153,6 +155,7 @@ class ReportOptions:
     confidence: float = 0.95
     curve_points: int = 200  # ROC and rank curves sent to the page (peaks always kept)
     scatter_points: int = 1000  # pairs drawn per metric in the score / edit-distance chart
+    worst_pairs: int = 5  # a metric's worst disagreements with the reference, listed per metric
     charts: bool = True
     # False: leave every interval None (the dashboard fills them in from the cpu queue).
     intervals: bool = True
@@ -440,6 +443,7 @@ def _chart(
     best_threshold: float | None,
     sample: IntArray,
     options: ReportOptions,
+    data: AnalysisInput,
 ) -> dict[str, Any]:
     labelled = labels.labelled & np.isfinite(raw)
     yes = raw[labelled & (labels.binary == 1)]
@@ -448,10 +452,25 @@ def _chart(
 
     points = sample[np.isfinite(raw[sample])]
     scatter = [[_num(edit_distance[i], 4), _num(raw[i], 5), int(labels.binary[i])] for i in points.tolist()]
+    names = data.external_ids or [""] * len(data.pair_ids)
+    worst = [
+        {
+            "pair": int(data.pair_ids[item.index]),
+            "name": names[item.index],
+            "paraphrase": item.paraphrase,
+            "score": _num(item.score, 5),
+            "rank": _num(item.rank, 4),
+            "disagreement": _num(item.disagreement, 4),
+        }
+        for item in worst_disagreements(raw, labels.binary, metric.higher_is_closer, options.worst_pairs)
+    ]
 
     chart: dict[str, Any] = {
         "box": boxes,
         "scatter": scatter,
+        # The pair of each scatter point (the same order), so a point opens its pair's page.
+        "scatter_pairs": [int(data.pair_ids[i]) for i in points.tolist()],
+        "worst": worst,
         "thresholds": {"natural": _num(metric.natural_threshold), "best": _num(best_threshold)},
         "roc": None,
         "rank": None,
@@ -631,6 +650,7 @@ def build_report(data: AnalysisInput, options: ReportOptions | None = None) -> d
                     best["threshold"] if best else None,
                     sample,
                     options,
+                    data,
                 )
         results[str(metric.id)] = per_subset
         metric_rows.append(
