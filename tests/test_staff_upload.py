@@ -361,3 +361,29 @@ def test_an_upload_can_be_discarded(staff_client: Client) -> None:
     assert (
         "Discarded: the file was deleted" in staff_client.get(f"/staff/campaigns/own/upload/{job.pk}/").content.decode()
     )
+
+
+def test_an_sts_b_file_is_read_once_its_format_is_chosen(staff_client: Client) -> None:
+    """STS-B has no header: the page does not claim to have recognised it above a preview that
+    refuses it (the importer asks for the format, as ``import_pairs`` asks for ``--format stsb``);
+    once stsb is chosen, its fixed columns and first rows are shown."""
+    from tests.corpora import MISSING_REASON, SHARED_DATA
+
+    path = SHARED_DATA / "stsb" / "sts-dev.csv"
+    if not path.exists():
+        pytest.skip(MISSING_REASON)
+    lines = path.read_text(encoding="utf-8").splitlines(keepends=True)[:20]
+    make_campaign(slug="sts")
+    post_file(staff_client, "sts", "".join(lines), name="sts-dev.csv")
+    job = PairUpload.objects.get()
+    page = staff_client.get(f"/staff/campaigns/sts/upload/{job.pk}/").content.decode()
+    assert "recognised: stsb" not in page
+    assert '<option value="auto" selected>not recognised</option>' in page
+    assert "this looks like an STS-B file" in page and "choose the format stsb" in page
+    staff_client.post(f"/staff/campaigns/sts/upload/{job.pk}/", {"format": "stsb", "origin": ""})
+    page = staff_client.get(f"/staff/campaigns/sts/upload/{job.pk}/").content.decode()
+    assert '<option value="stsb" selected>stsb</option>' in page
+    for column, stored in [("score", "Gold score"), ("sentence1", "Sentence 1 (source)"), ("genre", "Id")]:
+        assert f'<tr data-column="{column}"><th scope="row"><code>{column}</code></th><td>\n        {stored}' in page
+    first = lines[0].rstrip("\n").split("\t")
+    assert first[5] in page and "this looks like an STS-B file" not in page
