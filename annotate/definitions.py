@@ -38,6 +38,8 @@ SETTINGS_FIELDS: tuple[str, ...] = (
     "exclude_median_seconds",
     "exclude_same_answer_share",
     "platform",
+    "accepts_plain_link",
+    "close_when_full",
     "participant_param",
     "study_param",
     "session_param",
