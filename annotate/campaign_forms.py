@@ -77,5 +77,5 @@ class CampaignSettingsForm(forms.ModelForm):
         cleaned = super().clean() or {}
         for name in PLATFORM_PARAMETERS:
             if not str(cleaned.get(name) or "").strip():
-                cleaned[name] = Campaign().__dict__[name]  # the model's default (PROLIFIC_PID, ...)
+                cleaned[name] = getattr(Campaign(), name)  # the model's default (PROLIFIC_PID, ...)
         return cleaned
