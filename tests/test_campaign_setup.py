@@ -140,11 +140,17 @@ def test_a_bad_definition_is_refused_whole_with_every_reason(staff_client: Clien
     response = staff_client.post("/staff/campaigns/new/from-definition/", {"definition": upload, "slug": "bad"})
     assert response.status_code == 400
     assert "unknown campaign settings: colour" in response.content.decode()
-    del data["campaign"]["colour"]
     data["pairs"][3]["hypothesis"] = ""
+    # Every reason at once: the unknown setting, the bad value and the bad pair.
     with pytest.raises(definitions.DefinitionError) as refused:
         definitions.load(data, slug="bad")
-    assert refused.value.problems == ["judges_per_pair: Ensure this value is greater than or equal to 1."]
+    assert refused.value.problems == [
+        "unknown campaign settings: colour",
+        "judges_per_pair: Ensure this value is greater than or equal to 1.",
+        "pair line 4: hypothesis is empty",
+    ]
+    assert not Campaign.objects.filter(slug="bad").exists()
+    del data["campaign"]["colour"]
     data["campaign"]["judges_per_pair"] = 2
     with pytest.raises(definitions.DefinitionError) as refused:
         definitions.load(data, slug="bad")
