@@ -277,3 +277,29 @@ def test_the_form_holds_every_setting_the_study_needs(staff_client: Client, sett
     staff_client.post("/staff/campaigns/study/clone/", {"slug": "study-copy", "name": ""})
     copy = Campaign.objects.get(slug="study-copy")
     assert (copy.accepts_plain_link, copy.close_when_full, copy.is_public) == (True, True, False)
+
+
+def test_progress_says_full_exactly_when_the_welcome_page_does() -> None:
+    """One definition of "full" (issue 21, point 8): the settings page's progress counts
+    reservations as the allocator does, so pairs held by scripts that never answered (past the
+    grace period, they yield to a newcomer) leave the campaign open there as on the welcome page."""
+    import datetime
+
+    from django.utils import timezone
+
+    from annotate import allocation
+    from annotate.progress import campaign_progress
+
+    campaign = make_campaign(slug="held", judges_per_pair=1, quota=5)
+    for _ in range(2):
+        make_pair(campaign)
+    served = timezone.now() - datetime.timedelta(seconds=90)  # past the 60 s grace period
+    for _ in range(2):
+        assert allocation.next_assignment(make_volunteer(campaign), now=served).assignment is not None
+    progress = campaign_progress(campaign)
+    assert not allocation.openness(campaign).is_full
+    assert (progress.state, progress.reserved_now, progress.places_left) == ("open", 0, 1)
+    # Within the grace period the same reservations hold: full on both pages.
+    for volunteer in campaign.volunteers.all():
+        volunteer.assignments.update(shown_at=timezone.now())
+    assert allocation.openness(campaign).is_full and campaign_progress(campaign).state == "full"
