@@ -60,7 +60,10 @@ class CampaignAdmin(admin.ModelAdmin):
         "created_at",
     ]
     fieldsets = [
-        (None, {"fields": ["name", "slug", "description", "is_open", "close_when_full", "language", "link"]}),
+        (
+            None,
+            {"fields": ["name", "slug", "description", "is_open", "close_when_full", "is_public", "language", "link"]},
+        ),
         ("Rules", {"fields": ["quota", "judges_per_pair", "reservation_minutes"]}),
         (
             "Attention checks and the exclusion rule",

@@ -38,6 +38,8 @@ SETTINGS_FIELDS: tuple[str, ...] = (
     "exclude_median_seconds",
     "exclude_same_answer_share",
     "platform",
+    "accepts_plain_link",
+    "close_when_full",
     "participant_param",
     "study_param",
     "session_param",
@@ -130,7 +132,7 @@ def load(data: Any, *, slug: str, name: str = "") -> Loaded:
     if not isinstance(data, Mapping):
         raise DefinitionError(["a campaign definition is a JSON object"])
     values, problems = _settings(data)
-    if problems:
+    if not isinstance(data.get("campaign"), Mapping):
         raise DefinitionError(problems)
     if name.strip():
         values["name"] = name.strip()
@@ -138,20 +140,22 @@ def load(data: Any, *, slug: str, name: str = "") -> Loaded:
     try:
         campaign.full_clean()
     except ValidationError as error:
-        raise DefinitionError(
-            [f"{field}: {message}" for field, messages in error.message_dict.items() for message in messages]
-        ) from None
+        problems += [f"{field}: {message}" for field, messages in error.message_dict.items() for message in messages]
     records = data.get("pairs") or []
+    settings_usable = not problems
+    # Every reason at once: the pairs are checked too when a setting is wrong (then against a
+    # stand-in campaign, rolled back with everything else).
     with transaction.atomic():
-        campaign.save()
-        try:
-            report = (
-                import_records(campaign, records, format_name="definition")
-                if records
-                else None  # a definition may hold no pair: the campaign alone
-            )
-        except ImportRefused as refusal:  # leaving the block rolls the campaign back too
-            raise DefinitionError([f"pair {problem}" for problem in refusal.problems]) from None
+        target = campaign if settings_usable else Campaign(slug=slug, name=slug)
+        target.save()
+        report = None  # a definition may hold no pair: the campaign alone
+        if records and isinstance(records, list):
+            try:
+                report = import_records(target, records, format_name="definition")
+            except ImportRefused as refusal:
+                problems += [f"pair {problem}" for problem in refusal.problems]
+        if problems:  # leaving the block with the exception rolls the campaign back too
+            raise DefinitionError(problems)
     return Loaded(
         campaign=campaign,
         pairs=report.created if report else 0,

@@ -3,11 +3,12 @@
 from __future__ import annotations
 
 import secrets
+from typing import Any
 
 from django.conf import settings
 from django.core.exceptions import ValidationError
 from django.core.validators import MinValueValidator
-from django.db import models
+from django.db import models, transaction
 from django.db.models import Q
 from django.utils import timezone
 
@@ -158,6 +159,11 @@ class Campaign(models.Model):
         default="https://app.prolific.com/submissions/complete?cc={code}",
         help_text="Where the end page sends the participant; {code} is replaced by their code.",
     )
+    is_public = models.BooleanField(
+        default=False,
+        help_text="Invite visitors of the site's home page to this campaign (one campaign at a time; "
+        "PARAEVAL_PUBLIC_CAMPAIGN, when set, names it instead).",
+    )
     created_at = models.DateTimeField(auto_now_add=True)
 
     class Meta:
@@ -165,6 +171,13 @@ class Campaign(models.Model):
 
     def __str__(self) -> str:
         return self.name
+
+    def save(self, *args: Any, **kwargs: Any) -> None:
+        """One public campaign at a time: making this one public makes the others private."""
+        with transaction.atomic():
+            super().save(*args, **kwargs)
+            if self.is_public:
+                Campaign.objects.filter(is_public=True).exclude(pk=self.pk).update(is_public=False)
 
 
 class Pair(models.Model):

@@ -26,6 +26,7 @@ PARTICIPANT_COLUMNS = (
     "excluded",
     "exclusion_reason",
     "code_shown",
+    "code_shown_text",
     "code_shown_at",
     "code_under_current_rule",
     "checks_passed",
@@ -106,6 +107,7 @@ def csv_lines(campaign: Campaign) -> Iterator[str]:
                 "yes" if verdict.excluded else "no",
                 neutralise(verdict.exclusion_reason),
                 volunteer.completion_kind,
+                neutralise(volunteer.completion_code_shown),  # the code itself, as the page showed it
                 volunteer.completion_shown_at.isoformat() if volunteer.completion_shown_at else "",
                 code_of(campaign, verdict),
                 verdict.checks_passed,

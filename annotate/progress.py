@@ -16,7 +16,8 @@ from django.db.models import Count, F, Q, Sum
 from django.db.models.functions import Least
 from django.utils import timezone
 
-from annotate.models import Assignment, Campaign, Judgement, Pair
+from annotate import allocation
+from annotate.models import Campaign, Judgement, Pair
 
 
 @dataclass(frozen=True)
@@ -27,7 +28,7 @@ class CampaignProgress:
     target: int  # pairs x judges per pair
     judged: int  # judgements that count toward the target (at most the target per pair)
     pairs_lacking: int  # pairs with fewer judgements than the target
-    reserved_now: int  # pairs shown and not answered yet, reservation not expired
+    reserved_now: int  # judgements held by reservations running now (allocation.Places.held)
     places_left: int  # volunteers who can still start: judgements missing / pairs per volunteer
     last_hour: int  # campaign answers in the last hour
     hours_left: float | None  # at the last hour's rate; None when nothing was answered in it
@@ -51,14 +52,11 @@ def campaign_progress(campaign: Campaign, now: datetime.datetime | None = None) 
     pairs = totals["pairs"] or 0
     judged = totals["judged"] or 0
     target = pairs * per_pair
-    reserved = Assignment.objects.filter(
-        pair__campaign=campaign,
-        pair__is_training=False,
-        pair__is_check=False,
-        answered_at__isnull=True,
-        expires_at__gt=now,
-    ).count()
-    missing = max(0, target - judged - reserved)
+    # Reserved and free places by the allocator's own definition (the welcome page's "full", the
+    # volunteers page's counts): a reservation that would yield to a newcomer holds nothing.
+    found = allocation.places(campaign, now=now)
+    reserved = found.held
+    missing = found.free
     places = math.ceil(missing / campaign.quota) if campaign.quota else 0
     last_hour = Judgement.objects.filter(
         pair__campaign=campaign, is_training=False, is_check=False, answered_at__gte=now - datetime.timedelta(hours=1)
@@ -67,7 +65,7 @@ def campaign_progress(campaign: Campaign, now: datetime.datetime | None = None) 
     hours_left = remaining / last_hour if last_hour else None
     if not campaign.is_open:
         state = "closed"
-    elif missing == 0:
+    elif found.is_full:
         state = "full"
     else:
         state = "open"

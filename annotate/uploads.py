@@ -34,7 +34,14 @@ from django.db import transaction
 
 from annotate.importers import ImportRefused, import_file
 from annotate.importers import fields as f
-from annotate.importers.formats import MRPC_HEADER, PAWS_HEADER, detect_format, mapped_name, open_records
+from annotate.importers.formats import (
+    MRPC_HEADER,
+    PAWS_HEADER,
+    STSB_FIELDS,
+    detect_format,
+    mapped_name,
+    open_records,
+)
 from annotate.importers.options import GOLD_CONSTANT_CHOICES, ImportOptionError, ImportOptions, parse_gold_map
 from annotate.importers.problems import ImportProblem
 from annotate.importers.readers import TextLines
@@ -140,14 +147,16 @@ def _first_lines(path: Path, limit: int) -> Iterator[str]:
 
 
 def detected_format(upload: PairUpload) -> str:
-    """The upload's format: the one chosen, or the one its first line shows."""
+    """The upload's format: the one chosen, or the one its first line shows.
+
+    Raises ``ImportRefused`` where the importer refuses to guess (an STS-B file has no header:
+    its format must be chosen, as ``import_pairs`` asks for ``--format stsb``), so the page never
+    says "recognised: stsb" above a preview that the same file's import refuses.
+    """
     if upload.format != "auto":
         return upload.format
     start = "".join(itertools.islice((line for line in _first_lines(file_path(upload), 50)), 50))
-    try:
-        return detect_format(start.lstrip("\n\r"), upload.filename)
-    except ImportRefused:
-        return "stsb"
+    return detect_format(start.lstrip("\n\r"), upload.filename)
 
 
 def file_columns(upload: PairUpload, format_name: str) -> list[str]:
@@ -156,6 +165,8 @@ def file_columns(upload: PairUpload, format_name: str) -> list[str]:
         return list(MRPC_HEADER)
     if format_name == "paws":
         return list(PAWS_HEADER)
+    if format_name == "stsb":
+        return list(STSB_FIELDS)  # no header: the distributed files' fixed columns
     if format_name == "jsonl":
         keys: dict[str, None] = {}
         for line in _first_lines(file_path(upload), JSONL_KEY_SAMPLE * 2):
@@ -184,6 +195,9 @@ def column_choices(upload: PairUpload, format_name: str) -> list[ColumnChoice]:
         fixed.update({"#1 String": f.SOURCE, "#2 String": f.HYPOTHESIS})
     elif format_name == "paws":
         fixed = {"id": f.EXTERNAL_ID, "sentence1": f.SOURCE, "sentence2": f.HYPOTHESIS, "label": f.GOLD_LABEL}
+    elif format_name == "stsb":
+        fixed = {name: f.EXTERNAL_ID for name in STSB_FIELDS[:4]}  # the id joins genre, file, year and id
+        fixed.update({"score": f.GOLD_SCORE, "sentence1": f.SOURCE, "sentence2": f.HYPOTHESIS})
     else:
         fixed = {}
     choices = []

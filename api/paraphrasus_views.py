@@ -8,6 +8,7 @@ from django.shortcuts import get_object_or_404
 from drf_spectacular.types import OpenApiTypes
 from drf_spectacular.utils import OpenApiParameter, OpenApiResponse, extend_schema
 from rest_framework import serializers, status
+from rest_framework.parsers import JSONParser
 from rest_framework.request import Request
 from rest_framework.response import Response
 from rest_framework.views import APIView
@@ -51,6 +52,10 @@ def _listing(campaign: Campaign) -> dict[str, Any]:
 
 class CampaignObjectivesView(APIView):
     """The PARAPHRASUS objective of each corpus (origin) of a campaign."""
+
+    # JSON only: a form or multipart body has no way to carry the origin -> objective object
+    # (DRF read it as an empty object and answered 200 to a body it had ignored); now a 415.
+    parser_classes = [JSONParser]
 
     @extend_schema(
         summary="Objectives of a campaign's corpora (PARAPHRASUS)",

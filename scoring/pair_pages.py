@@ -9,6 +9,7 @@ from __future__ import annotations
 from collections import Counter
 from dataclasses import dataclass
 
+import numpy as np
 from django.db.models import Q, QuerySet
 
 from annotate import quality
@@ -16,7 +17,8 @@ from annotate.diff import Segment, highlight
 from annotate.labels import LABEL_DISPLAY, Label
 from annotate.models import Campaign, Judgement, Pair
 from annotate.pseudonyms import volunteer_pseudonym
-from scoring.models import Score
+from scoring.analysis import disagreements
+from scoring.models import MetricConfig, Score
 
 PAGE_SIZE = 50
 
@@ -143,8 +145,8 @@ def pair_rows(pairs: list[Pair]) -> list[PairRow]:
 
 @dataclass(frozen=True)
 class Disagreement:
-    """A pair where a metric and the volunteers disagree most: a paraphrase the metric ranks
-    low, or a non-paraphrase it ranks high."""
+    """A pair where a metric and the volunteers disagree most: a paraphrase the metric places
+    among the farthest pairs, or a non-paraphrase it places among the closest."""
 
     pk: int
     external_id: str
@@ -152,19 +154,23 @@ class Disagreement:
     hypothesis: str
     volunteers: str  # "paraphrase" or "not paraphrase" (the majority of the binary reading)
     score: float
-    rank: float  # the score's place among the campaign's scored pairs, 0 (lowest) to 1 (highest)
+    rank: float  # closeness among the campaign's scored pairs: 0 the farthest, 1 the closest
     disagreement: float  # 1 - rank for a paraphrase, rank for a non-paraphrase
 
 
 def worst_disagreements(campaign: Campaign, config_id: int, limit: int = 20) -> list[Disagreement]:
     """The ``limit`` corpus pairs whose score under configuration ``config_id`` disagrees most
-    with the volunteers' binary verdict, by the score's rank (so any metric's scale will do).
+    with the volunteers' binary verdict, by the score's closeness rank in the metric's own
+    direction (:mod:`scoring.analysis.disagreements`, which the dashboard uses too).
 
     Pairs without a volunteer verdict (no judgement, a tie, only Don't know) or without a score
     are left out; ties of scores share their mean rank.
     """
     from annotate.aggregation import verdict
 
+    config = MetricConfig.objects.filter(pk=config_id).only("higher_is_closer").first()
+    if config is None:
+        return []
     rows_of_scores = Score.objects.filter(
         value__isnull=False,
         metric_config_id=config_id,
@@ -179,35 +185,21 @@ def worst_disagreements(campaign: Campaign, config_id: int, limit: int = 20) -> 
     for pair_id, label in rows.values_list("pair_id", "label"):
         labels.setdefault(pair_id, []).append(label)
     verdicts = {pair_id: verdict(given).is_paraphrase for pair_id, given in labels.items()}
-    judged = {pair_id: value for pair_id, value in verdicts.items() if value is not None}
-    if not judged:
-        return []
-    ordered = sorted(scores.items(), key=lambda item: item[1])
-    ranks: dict[int, float] = {}
-    position = 0
-    while position < len(ordered):  # mean rank of equal scores
-        end = position
-        while end + 1 < len(ordered) and ordered[end + 1][1] == ordered[position][1]:
-            end += 1
-        mean = (position + end) / 2 / max(1, len(ordered) - 1)
-        for index in range(position, end + 1):
-            ranks[ordered[index][0]] = mean
-        position = end + 1
-    found = sorted(
-        ((1 - ranks[pk] if paraphrase else ranks[pk], pk) for pk, paraphrase in judged.items()),
-        key=lambda item: (-item[0], item[1]),
-    )[:limit]
-    pairs = Pair.objects.in_bulk([pk for _, pk in found])
+    ids = sorted(scores)
+    binary = np.array([-1 if verdicts.get(pk) is None else int(bool(verdicts[pk])) for pk in ids], dtype=np.int8)
+    values = np.array([scores[pk] for pk in ids], dtype=np.float64)
+    found = disagreements.worst_disagreements(values, binary, config.higher_is_closer, limit)
+    pairs = Pair.objects.in_bulk([ids[item.index] for item in found])
     return [
         Disagreement(
-            pk,
-            pairs[pk].external_id,
-            pairs[pk].source,
-            pairs[pk].hypothesis,
-            "paraphrase" if judged[pk] else "not paraphrase",
-            scores[pk],
-            ranks[pk],
-            value,
+            ids[item.index],
+            pairs[ids[item.index]].external_id,
+            pairs[ids[item.index]].source,
+            pairs[ids[item.index]].hypothesis,
+            "paraphrase" if item.paraphrase else "not paraphrase",
+            item.score,
+            item.rank,
+            item.disagreement,
         )
-        for value, pk in found
+        for item in found
     ]

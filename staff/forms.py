@@ -21,16 +21,25 @@ EXPLANATIONS: dict[str, str] = {
     "exclude_median_seconds": "Exclude a volunteer whose median time per pair is under this many seconds (empty: off).",
     "exclude_same_answer_share": "Exclude a volunteer who gave one answer to more than this share of pairs, e.g. 0.9.",
     "platform": "Plain link for volunteers, or a crowd platform whose participant ids the link carries.",
+    "accepts_plain_link": "With a platform: also take volunteers through the plain link (they get no code).",
+    "participant_param": "Other platform: the URL parameter of the participant id (Prolific: PROLIFIC_PID).",
+    "study_param": "Other platform: the URL parameter of the study id (Prolific: STUDY_ID).",
+    "session_param": "Other platform: the URL parameter of the session id, which resumes on another device.",
     "completion_code": "The code shown at the end to volunteers the rule keeps (Prolific's completion code).",
     "screened_out_code": "The code shown instead to volunteers the rule excludes (empty: none).",
     "completion_url": "Where the end page sends a platform participant; {code} is replaced by their code.",
     "is_open": "Open campaigns accept new volunteers; closed ones show a closed page.",
+    "close_when_full": "Close by itself once every pair has its judges (a paid study stops recruiting).",
+    "is_public": "Invite visitors of the site's home page to this campaign (one at a time).",
 }
 
 
+PLATFORM_PARAMETERS = ("participant_param", "study_param", "session_param")
+
+
 class CampaignSettingsForm(forms.ModelForm):
-    """Name, language, judges per pair, pairs per volunteer, checks, exclusion rule, platform,
-    completion codes and whether the campaign is open."""
+    """Name, language, judges per pair, pairs per volunteer, checks, exclusion rule, platform
+    (plain link, a platform, or both), completion codes, open, closing when full, public."""
 
     class Meta:
         model = Campaign
@@ -45,6 +54,12 @@ class CampaignSettingsForm(forms.ModelForm):
             "exclude_median_seconds": "Exclude if median seconds under",
             "exclude_same_answer_share": "Exclude if one answer's share over",
             "is_open": "Open",
+            "accepts_plain_link": "Plain link too",
+            "participant_param": "Participant parameter",
+            "study_param": "Study parameter",
+            "session_param": "Session parameter",
+            "close_when_full": "Close when full",
+            "is_public": "Public",
         }
         widgets = {"description": forms.Textarea(attrs={"rows": 3})}
 
@@ -52,6 +67,15 @@ class CampaignSettingsForm(forms.ModelForm):
         super().__init__(*args, **kwargs)  # type: ignore[arg-type]
         for name, field in self.fields.items():
             field.help_text = EXPLANATIONS[name]
+        for name in PLATFORM_PARAMETERS:  # left empty: Prolific's name, the model's default
+            self.fields[name].required = False
         if self.instance.pk is not None:
             # The address volunteers were given stays: a new slug is a clone.
             self.fields["slug"].disabled = True
+
+    def clean(self) -> dict[str, object]:
+        cleaned = super().clean() or {}
+        for name in PLATFORM_PARAMETERS:
+            if not str(cleaned.get(name) or "").strip():
+                cleaned[name] = getattr(Campaign(), name)  # the model's default (PROLIFIC_PID, ...)
+        return cleaned

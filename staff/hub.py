@@ -114,11 +114,11 @@ class PublicCampaign:
 
 
 def public_campaign() -> PublicCampaign | None:
-    """The open campaign named by PARAEVAL_PUBLIC_CAMPAIGN, if there is one."""
+    """The open public campaign: the one PARAEVAL_PUBLIC_CAMPAIGN names when it is set (the
+    deployment decides), else the one staff made public on its settings page, if any."""
     slug = settings.PARAEVAL_PUBLIC_CAMPAIGN
-    if not slug:
-        return None
-    campaign = Campaign.objects.filter(slug=slug, is_open=True).only("name", "description", "slug").first()
+    chosen = Campaign.objects.filter(slug=slug) if slug else Campaign.objects.filter(is_public=True)
+    campaign = chosen.filter(is_open=True).order_by("-created_at").only("name", "description", "slug").first()
     if campaign is None:
         return None
     return PublicCampaign(campaign.name, campaign.description, reverse("annotate:welcome", args=[campaign.slug]))

@@ -37,7 +37,10 @@ def test_the_code_shown_is_a_record_that_a_stricter_rule_does_not_rewrite(admin_
     # Staff tighten the rule afterwards: under it the participant would now be screened out.
     Campaign.objects.filter(pk=campaign.pk).update(exclude_median_seconds=600)
     [row] = csv_rows(admin_client)
-    assert (row["code_shown"], row["code_shown_at"]) == ("completed", shown_at)
+    assert (row["code_shown"], row["code_shown_text"], row["code_shown_at"]) == ("completed", CODE, shown_at)
+    # Staff change the campaign's code afterwards: the record still says which code was shown.
+    Campaign.objects.filter(pk=campaign.pk).update(completion_code="NEWCODE1")
+    assert csv_rows(admin_client)[0]["code_shown_text"] == CODE
     assert (row["excluded"], row["code_under_current_rule"]) == ("yes", "screened_out")
     assert row["exclusion_reason"].startswith("median time")
     # The participant's end page still shows what they were shown, not the new rule's code.

@@ -139,11 +139,17 @@ def test_a_bad_definition_is_refused_whole_with_every_reason(staff_client: Clien
     response = staff_client.post("/staff/campaigns/new/from-definition/", {"definition": upload, "slug": "bad"})
     assert response.status_code == 400
     assert "unknown campaign settings: colour" in response.content.decode()
-    del data["campaign"]["colour"]
     data["pairs"][3]["hypothesis"] = ""
+    # Every reason at once: the unknown setting, the bad value and the bad pair.
     with pytest.raises(definitions.DefinitionError) as refused:
         definitions.load(data, slug="bad")
-    assert refused.value.problems == ["judges_per_pair: Ensure this value is greater than or equal to 1."]
+    assert refused.value.problems == [
+        "unknown campaign settings: colour",
+        "judges_per_pair: Ensure this value is greater than or equal to 1.",
+        "pair line 4: hypothesis is empty",
+    ]
+    assert not Campaign.objects.filter(slug="bad").exists()
+    del data["campaign"]["colour"]
     data["campaign"]["judges_per_pair"] = 2
     with pytest.raises(definitions.DefinitionError) as refused:
         definitions.load(data, slug="bad")
@@ -223,3 +229,76 @@ def test_progress_counts_judgements_against_targets(staff_client: Client) -> Non
     Pair.objects.filter(campaign=campaign, is_training=False, is_check=False).update(judgement_count=2)
     done = campaign_progress(campaign, now=now)
     assert (done.judged, done.places_left, done.state) == (10, 0, "full")
+
+
+def test_the_form_holds_every_setting_the_study_needs(staff_client: Client, settings) -> None:
+    """Issue 18: platform (plain link, Prolific, both), closing when full, public or not — each
+    with its line — and saved from the form; the home page invites to the public campaign."""
+    settings.PARAEVAL_PUBLIC_CAMPAIGN = ""
+    study()
+    other = make_campaign(slug="other", name="Other", is_public=True)
+    page = staff_client.get("/staff/campaigns/study/settings/").content.decode()
+    for name in ("platform", "accepts_plain_link", "close_when_full", "is_public", "session_param"):
+        assert f'data-setting="{name}"' in page and f'id="help-{name}"' in page
+    form = {
+        "name": "Study",
+        "description": "",
+        "language": "en",
+        "judges_per_pair": "3",
+        "quota": "20",
+        "reservation_minutes": "20",
+        "check_positions": "5, 15",
+        "exclude_failed_checks": "1",
+        "platform": "prolific",
+        "accepts_plain_link": "on",  # Prolific participants and lab volunteers at once
+        "participant_param": "PROLIFIC_PID",
+        "study_param": "STUDY_ID",
+        "session_param": "SESSION_ID",
+        "completion_code": "C0DE",
+        "completion_url": "https://app.prolific.com/submissions/complete?cc={code}",
+        "is_open": "on",
+        "close_when_full": "on",
+        "is_public": "on",
+    }
+    assert staff_client.post("/staff/campaigns/study/settings/", form).status_code == 302
+    campaign = Campaign.objects.get(slug="study")
+    assert (campaign.platform, campaign.accepts_plain_link, campaign.close_when_full) == ("prolific", True, True)
+    # One public campaign at a time: the other one is no longer public.
+    assert campaign.is_public and not Campaign.objects.get(pk=other.pk).is_public
+    assert '<dd data-count="public">yes</dd>' in staff_client.get("/staff/campaigns/study/settings/").content.decode()
+    assert 'href="/c/study/"' in Client().get("/").content.decode()
+    # The deployment's setting wins over the form, and the settings page says so.
+    settings.PARAEVAL_PUBLIC_CAMPAIGN = "other"
+    page = staff_client.get("/staff/campaigns/study/settings/").content.decode()
+    assert '<dd data-count="public">no</dd>' in page and "<code>other</code>" in page
+    assert 'href="/c/other/"' in Client().get("/").content.decode()
+    # Platform and closing travel with a clone and a definition file; being public does not.
+    staff_client.post("/staff/campaigns/study/clone/", {"slug": "study-copy", "name": ""})
+    copy = Campaign.objects.get(slug="study-copy")
+    assert (copy.accepts_plain_link, copy.close_when_full, copy.is_public) == (True, True, False)
+
+
+def test_progress_says_full_exactly_when_the_welcome_page_does() -> None:
+    """One definition of "full" (issue 21, point 8): the settings page's progress counts
+    reservations as the allocator does, so pairs held by scripts that never answered (past the
+    grace period, they yield to a newcomer) leave the campaign open there as on the welcome page."""
+    import datetime
+
+    from django.utils import timezone
+
+    from annotate import allocation
+    from annotate.progress import campaign_progress
+
+    campaign = make_campaign(slug="held", judges_per_pair=1, quota=5)
+    for _ in range(2):
+        make_pair(campaign)
+    served = timezone.now() - datetime.timedelta(seconds=90)  # past the 60 s grace period
+    for _ in range(2):
+        assert allocation.next_assignment(make_volunteer(campaign), now=served).assignment is not None
+    progress = campaign_progress(campaign)
+    assert not allocation.openness(campaign).is_full
+    assert (progress.state, progress.reserved_now, progress.places_left) == ("open", 0, 1)
+    # Within the grace period the same reservations hold: full on both pages.
+    for volunteer in campaign.volunteers.all():
+        volunteer.assignments.update(shown_at=timezone.now())
+    assert allocation.openness(campaign).is_full and campaign_progress(campaign).state == "full"

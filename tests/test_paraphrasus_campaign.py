@@ -156,3 +156,12 @@ def test_dashboard_section(client, staff_user, campaign):
     assert "corpora without an objective (not counted): x" in page
     refused = client.get("/staff/dashboard/?campaign=bench&fit_on=x").content.decode()
     assert 'id="paraphrasus-error"' in refused and "cannot fit on &#x27;x&#x27;" in refused
+
+
+def test_objectives_take_json_only(staff_api, campaign):
+    """A form or multipart body cannot carry the origin -> objective object: DRF read it as an
+    empty object and answered 200 to a body it had ignored (schemathesis, issue 21 item 14)."""
+    before = staff_api.get("/api/campaigns/bench/objectives/").json()
+    ignored = staff_api.put("/api/campaigns/bench/objectives/", {"objectives": '{"m": "classify"}'}, format="multipart")
+    assert ignored.status_code == 415
+    assert staff_api.get("/api/campaigns/bench/objectives/").json() == before

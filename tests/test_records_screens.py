@@ -56,6 +56,13 @@ def test_the_feedback_page_on_a_phone_does_not_say_press_enter(browser, live_ser
         browser.find_element(By.CSS_SELECTOR, ".start-form button[type=submit]").click()
     with navigation(browser):
         browser.find_element(By.CSS_SELECTOR, "[data-start-training]").click()
+    # The pair page does not tell a phone to press keys 1-5 either.
+    keys = browser.find_element(By.CSS_SELECTOR, ".keyboard-hint")
+    for size, suffix, shown in ((DESKTOP, "desktop", True), (PHONE, "phone", False)):
+        window(browser, size)
+        browser.save_screenshot(str(artifacts_dir / f"pair_keys_{suffix}.png"))
+        assert keys.is_displayed() is shown, suffix
+    window(browser, DESKTOP)
     with navigation(browser):
         browser.find_element(By.CSS_SELECTOR, "button.answer").click()
     assert "/training/" in browser.current_url

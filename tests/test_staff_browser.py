@@ -285,6 +285,7 @@ def test_the_dashboard_is_readable_at_1366_and_1920(browser, live_server, artifa
         ("Table 1 · Means", "#section-table1"),
         ("Table 2 · Best threshold", "#section-table2"),
         ("Table 3 · Edit distance", "#section-table3"),
+        ("Worst disagreements", "#section-worst"),
         ("Table 4 · EER", "#section-table4"),
         ("Table 5 · Natural threshold", "#section-table5"),
         ("Ranking", "#section-ranking"),
@@ -301,7 +302,7 @@ def test_the_dashboard_is_readable_at_1366_and_1920(browser, live_server, artifa
         ("PARAPHRASUS", "#section-paraphrasus"),
         ("How to read", "#section-methods"),
     ]
-    links[7].click()
+    links[8].click()  # Top-k
     wait(
         browser,
         lambda b: b.execute_script(

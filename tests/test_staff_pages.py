@@ -230,6 +230,7 @@ def test_dashboard_has_jsonl_export_buttons_and_the_nav(staff_client, campaigns)
         ("section-table1", "Table 1 · Means"),
         ("section-table2", "Table 2 · Best threshold"),
         ("section-table3", "Table 3 · Edit distance"),
+        ("section-worst", "Worst disagreements"),
         ("section-table4", "Table 4 · EER"),
         ("section-table5", "Table 5 · Natural threshold"),
         ("section-ranking", "Ranking"),

@@ -81,8 +81,10 @@ def test_a_metrics_worst_disagreements_are_listed_with_links(staff_client: Clien
     from scoring.pair_pages import worst_disagreements
 
     campaign = make_campaign(slug="worst")
-    config = make_metric_config("lev", label="lev[words]")
-    # (score, volunteers' answers): the metric ranks p4 (a paraphrase) lowest and p1 (not) highest.
+    closer = make_metric_config("bleu", label="bleu")  # higher is closer
+    distance = make_metric_config("lev", label="lev[words]")  # lower is closer
+    assert closer.higher_is_closer and not distance.higher_is_closer
+    # (score, volunteers' answers): BLEU places p4 (a paraphrase) farthest and p1 (not) closest.
     cases = {
         "p1": (0.9, ["very_different", "slightly_similar"]),
         "p2": (0.7, ["same_meaning", "same_meaning"]),
@@ -93,20 +95,37 @@ def test_a_metrics_worst_disagreements_are_listed_with_links(staff_client: Clien
     pairs = {}
     for name, (score, answers) in cases.items():
         pairs[name] = make_pair(campaign, external_id=name)
-        make_score(pairs[name], config, score)
+        make_score(pairs[name], closer, score)
+        make_score(pairs[name], distance, score)  # the same numbers read as distances
         for answer in answers:
             make_judgement(pair=pairs[name], volunteer=make_volunteer(campaign), label=answer)
-    found = worst_disagreements(campaign, config.pk)
-    # Ranks among the 5 scored pairs: 0.1 -> 0, 0.3 -> .25, 0.5 -> .5, 0.7 -> .75, 0.9 -> 1.
-    assert [(row.external_id, row.volunteers, row.rank, row.disagreement) for row in found] == [
+    # Closeness ranks among the 5 scored pairs under BLEU: 0.1 -> 0, 0.3 -> .25, 0.5 -> .5, 0.7 -> .75, 0.9 -> 1.
+    assert [
+        (row.external_id, row.volunteers, row.rank, row.disagreement)
+        for row in worst_disagreements(campaign, closer.pk)
+    ] == [
         ("p1", "not paraphrase", 1.0, 1.0),
         ("p4", "paraphrase", 0.0, 1.0),
         ("p3", "not paraphrase", 0.5, 0.5),
         ("p2", "paraphrase", 0.75, 0.25),
     ]
-    page = staff_client.get(f"/staff/campaigns/worst/pairs/?metric={config.pk}").content.decode()
+    # As distances the same numbers mean the opposite: 0.1 is the closest pair (rank 1), 0.9 the
+    # farthest (rank 0). p4, a paraphrase at distance 0.1, agrees with the volunteers; p2, a
+    # paraphrase at distance 0.7, is now the worst.
+    assert [
+        (row.external_id, row.volunteers, row.rank, row.disagreement)
+        for row in worst_disagreements(campaign, distance.pk)
+    ] == [
+        ("p2", "paraphrase", 0.25, 0.75),
+        ("p3", "not paraphrase", 0.5, 0.5),
+        ("p1", "not paraphrase", 0.0, 0.0),
+        ("p4", "paraphrase", 1.0, 0.0),
+    ]
+    page = staff_client.get(f"/staff/campaigns/worst/pairs/?metric={closer.pk}").content.decode()
     assert f'<a href="/staff/campaigns/worst/pairs/{pairs["p1"].pk}/">p1</a>' in page
     assert '<td class="num" data-label="Rank:">1.00</td>' in page
+    assert "<title>Pairs of worst · ParaEval</title>" in page or "<title>Pairs of " in page.split("</title>")[0]
+    assert "<section" not in page.split("</title>")[0]  # the title is text, not a page section
     assert staff_client.get("/staff/campaigns/worst/pairs/?metric=999999").status_code == 200
 
 

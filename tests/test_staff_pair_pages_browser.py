@@ -53,3 +53,74 @@ def test_from_the_pair_list_to_a_pair(browser: WebDriver, live_server, artifacts
     window(browser, PHONE)
     assert no_sideways_scroll(browser)
     full_page_screenshot(browser, artifacts_dir / "pair-390x844.png")
+
+
+def test_the_dashboard_leads_to_pairs_from_its_worst_disagreements_and_its_points(
+    browser: WebDriver, live_server, artifacts_dir: Path
+) -> None:
+    """Issue 18: a pair's page is reached from the dashboard's table of a metric's worst
+    disagreements and from the points of the score / edit-distance figure (the paper's Figure 2)."""
+    from django.core.cache import cache
+    from selenium.webdriver.common.action_chains import ActionChains
+
+    from scoring.reports.service import shared_cache
+    from tests.builders import make_scored_campaign
+    from tests.test_staff_browser import wait
+
+    cache.clear()
+    shared_cache().clear()
+    built = make_scored_campaign(slug="linked", name="Linked")
+    names = {pair.pk: pair.external_id for pair in built.pairs}
+    log_in(browser, live_server, "/staff/dashboard/?campaign=linked")
+    window(browser, DESKTOP)
+    wait(browser, lambda b: b.find_elements(By.CSS_SELECTOR, "#worst-tables a[data-pair]"))
+    section = browser.find_element(By.ID, "section-worst")
+    browser.execute_script("arguments[0].scrollIntoView()", section)
+    browser.save_screenshot(str(artifacts_dir / "dashboard-worst-1366x768.png"))
+    window(browser, PHONE)
+    assert no_sideways_scroll(browser)
+    browser.execute_script("arguments[0].scrollIntoView()", section)
+    browser.save_screenshot(str(artifacts_dir / "dashboard-worst-390x844.png"))
+    window(browser, DESKTOP)
+    lev = built.configs["lev"].pk
+    first = browser.find_element(By.CSS_SELECTOR, f'#worst-tables tr[data-metric="{lev}"] a[data-pair]')
+    pair_id = int(first.get_attribute("data-pair"))
+    assert first.text == names[pair_id]
+    browser.execute_script("arguments[0].scrollIntoView({block: 'center'})", first)  # not under the bar
+    with navigation(browser):
+        first.click()
+    assert browser.current_url == f"{live_server.url}/staff/campaigns/linked/pairs/{pair_id}/"
+    assert browser.find_element(By.TAG_NAME, "h1").text.startswith(f"Pair {names[pair_id]}")
+
+    # A point of the figure: clicked where Chart.js drew it, it opens the pair it stands for
+    # (or one drawn on the same spot).
+    browser.get(f"{live_server.url}/staff/dashboard/?campaign=linked")
+    canvas_id = f"scatter-{lev}"
+    wait(
+        browser,
+        lambda b: b.execute_script(
+            f"const c = Chart.getChart('{canvas_id}'); return c && c.getDatasetMeta(0).data.length > 0"
+        ),
+    )
+    canvas = browser.find_element(By.ID, canvas_id)
+    browser.execute_script("arguments[0].scrollIntoView({block: 'center'})", canvas)
+    x, y, width, height, under = browser.execute_script(
+        """
+        const canvas = document.getElementById(arguments[0]);
+        const chart = Chart.getChart(canvas);
+        const point = chart.getDatasetMeta(0).data[0];
+        const under = [];
+        chart.data.datasets.forEach((dataset, d) => chart.getDatasetMeta(d).data.forEach((drawn, i) => {
+          const near = Math.hypot(drawn.x - point.x, drawn.y - point.y) < 6;
+          if (dataset.data[i] && dataset.data[i].pair && near) under.push(dataset.data[i].pair);
+        }));
+        return [point.x, point.y, canvas.clientWidth, canvas.clientHeight, under];
+        """,
+        canvas_id,
+    )
+    with navigation(browser):
+        ActionChains(browser).move_to_element_with_offset(canvas, x - width / 2, y - height / 2).click().perform()
+    opened = int(browser.current_url.rstrip("/").rsplit("/", 1)[1])
+    assert opened in under and browser.current_url.startswith(f"{live_server.url}/staff/campaigns/linked/pairs/")
+    cache.clear()
+    shared_cache().clear()

@@ -362,3 +362,97 @@ def test_an_upload_can_be_discarded(staff_client: Client) -> None:
     assert (
         "Discarded: the file was deleted" in staff_client.get(f"/staff/campaigns/own/upload/{job.pk}/").content.decode()
     )
+
+
+def test_an_sts_b_file_is_read_once_its_format_is_chosen(staff_client: Client) -> None:
+    """STS-B has no header: the page does not claim to have recognised it above a preview that
+    refuses it (the importer asks for the format, as ``import_pairs`` asks for ``--format stsb``);
+    once stsb is chosen, its fixed columns and first rows are shown."""
+    from tests.corpora import MISSING_REASON, SHARED_DATA
+
+    path = SHARED_DATA / "stsb" / "sts-dev.csv"
+    if not path.exists():
+        pytest.skip(MISSING_REASON)
+    lines = path.read_text(encoding="utf-8").splitlines(keepends=True)[:20]
+    make_campaign(slug="sts")
+    post_file(staff_client, "sts", "".join(lines), name="sts-dev.csv")
+    job = PairUpload.objects.get()
+    page = staff_client.get(f"/staff/campaigns/sts/upload/{job.pk}/").content.decode()
+    assert "recognised: stsb" not in page
+    assert '<option value="auto" selected>not recognised</option>' in page
+    assert "this looks like an STS-B file" in page and "choose the format stsb" in page
+    staff_client.post(f"/staff/campaigns/sts/upload/{job.pk}/", {"format": "stsb", "origin": ""})
+    page = staff_client.get(f"/staff/campaigns/sts/upload/{job.pk}/").content.decode()
+    assert '<option value="stsb" selected>stsb</option>' in page
+    for column, stored in [("score", "Gold score"), ("sentence1", "Sentence 1 (source)"), ("genre", "Id")]:
+        assert f'<tr data-column="{column}"><th scope="row"><code>{column}</code></th><td>\n        {stored}' in page
+    first = lines[0].rstrip("\n").split("\t")
+    assert first[5] in page and "this looks like an STS-B file" not in page
+
+
+def test_one_importer_behind_three_doors(
+    staff_client: Client, sent, tmp_path: Path, django_capture_on_commit_callbacks
+) -> None:
+    """Issue 18: the upload page, ``import_pairs`` and ``POST /api/pairs/`` run the same importer:
+    the same problems (line, field, message) for the same bad records, the same pairs stored."""
+    import io
+    import json
+
+    from django.core.management import call_command
+    from django.core.management.base import CommandError
+
+    records = [
+        {"id": "k1", "source": "One cat.", "hypothesis": "A cat.", "label": 1},
+        {"id": "k2", "source": "Two dogs.", "hypothesis": "", "label": 0},
+        {"id": "k3", "source": "Three birds.", "hypothesis": "3 birds.", "label": "maybe"},
+    ]
+    content = "".join(json.dumps(record) + "\n" for record in records)
+    for slug in ("page", "command", "api"):
+        make_campaign(slug=slug)
+
+    # The page: upload, dry run (as the worker runs it).
+    post_file(staff_client, "page", content, name="pairs.jsonl")
+    job = PairUpload.objects.get()
+    with django_capture_on_commit_callbacks(execute=True):
+        staff_client.post(f"/staff/campaigns/page/upload/{job.pk}/check/")
+    assert run_sent(sent) == ["refused"]
+    job.refresh_from_db()
+    from_page = [tuple(problem) for problem in job.problems]
+    # The command.
+    path = tmp_path / "pairs.jsonl"
+    path.write_text(content)
+    err = io.StringIO()
+    with pytest.raises(CommandError):
+        call_command("import_pairs", str(path), campaign="command", stderr=err)
+    # The API.
+    answer = staff_client.post(
+        "/api/pairs/", {"campaign": "api", "pairs": records}, content_type="application/json"
+    ).json()
+    from_api = [(problem["line"], problem["field"] or None, problem["message"]) for problem in answer["problems"]]
+
+    assert len(from_page) == 2 and from_page == from_api
+    for line, field, message in from_page:
+        assert f"line {line}: {field}: {message}" in err.getvalue() or f"line {line}: {message}" in err.getvalue()
+    assert not Pair.objects.exists()
+
+    # Corrected, the same pairs through each door.
+    records[1]["hypothesis"], records[2]["label"] = "Dogs, two.", 1
+    content = "".join(json.dumps(record) + "\n" for record in records)
+    post_file(staff_client, "page", content, name="fixed.jsonl")
+    job = PairUpload.objects.latest("pk")
+    with django_capture_on_commit_callbacks(execute=True):
+        staff_client.post(f"/staff/campaigns/page/upload/{job.pk}/import/")
+    assert run_sent(sent) == ["imported"]
+    path.write_text(content)
+    call_command("import_pairs", str(path), campaign="command", stdout=io.StringIO())
+    created = staff_client.post("/api/pairs/", {"campaign": "api", "pairs": records}, content_type="application/json")
+    assert created.status_code == 201
+    stored = {
+        slug: list(
+            Pair.objects.filter(campaign__slug=slug)
+            .order_by("external_id")
+            .values_list("external_id", "source", "hypothesis", "gold_label")
+        )
+        for slug in ("page", "command", "api")
+    }
+    assert stored["page"] == stored["command"] == stored["api"] and len(stored["page"]) == 3

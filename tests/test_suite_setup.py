@@ -184,3 +184,18 @@ def test_no_file_of_the_project_names_a_path_of_this_machine() -> None:
                 if any(machine_path in line for machine_path in machine_paths):
                     offenders.append(f"{path.relative_to(ROOT)}:{number}: {line.strip()}")
     assert offenders == []
+
+
+def test_every_model_change_has_its_migration(tmp_path: Path) -> None:
+    """Issue 21, point 17: a help text changed in a model and not in a migration failed
+    ``makemigrations --check`` on main; scripts/test.sh runs that check, and so does this test."""
+    done = subprocess.run(
+        [sys.executable, "manage.py", "makemigrations", "--check", "--dry-run"],
+        cwd=ROOT,
+        env={**os.environ, "SECRET_KEY": "makemigrations-check", "DEBUG": "1", "PARAEVAL_DATA_DIR": str(tmp_path)},
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
+    assert done.returncode == 0, done.stdout + done.stderr
+    assert "makemigrations --check --dry-run" in (ROOT / "scripts" / "test.sh").read_text(encoding="utf-8")

@@ -6,6 +6,11 @@
   if (!root) return;
 
   const dataUrl = root.dataset.url;
+  // A pair's staff page: the URL of pair 0, its id swapped in (Django's {% url %} in the template).
+  const pairUrlOfZero = root.dataset.pairUrl || "";
+  function pairUrl(pairId) {
+    return pairUrlOfZero.replace(/\/0\/$/, "/" + Number(pairId) + "/");
+  }
   const refreshMs = Math.max(1, Number(root.dataset.refresh) || 5) * 1000;
   const form = document.getElementById("filters");
   const campaignSelect = document.getElementById("f-campaign");
@@ -359,6 +364,56 @@
     renderScatter(data, metrics);
     renderRank(data, metrics);
     renderRoc(data, metrics);
+    renderWorst(data, metrics);
+  }
+
+  // A metric's worst disagreements with the reference, each pair linked to its page.
+  function renderWorst(data, metrics) {
+    const slot = document.getElementById("worst-tables");
+    if (!slot) return;
+    const reference = data.reference === "gold" ? "gold label" : "volunteers";
+    const rows = [];
+    metrics.forEach((metric) => {
+      const chartData = data.charts[String(metric.id)];
+      const worst = chartData && chartData.worst ? chartData.worst : [];
+      worst.forEach((item, index) => rows.push([metric, item, index === 0, worst.length]));
+    });
+    if (!rows.length) {
+      slot.replaceChildren(el("p", "muted", "No pair has both a score and a " + (data.reference === "gold" ? "gold label" : "volunteers' verdict") + " yet."));
+      return;
+    }
+    const wrap = el("div", "table-scroll");
+    const table = el("table", "data-table worst-table");
+    table.dataset.table = "worst";
+    const head = el("tr");
+    for (const [name, className] of [["Metric", "left"], ["Pair", "left"], ["The " + reference + " say", "left"], ["Score", null], ["Rank", null]]) head.appendChild(el("th", className, name));
+    const thead = el("thead");
+    thead.appendChild(head);
+    const tbody = el("tbody");
+    for (const [metric, item, first, span] of rows) {
+      const tr = el("tr", first ? "block-start" : "");
+      tr.dataset.metric = String(metric.id);
+      if (first) {
+        const th = el("th", "row-head");
+        th.scope = "row";
+        th.rowSpan = span;
+        th.appendChild(el("span", null, metricName(metric)));
+        const all = el("a", "small all-worst", "all on the pairs page");
+        all.href = (root.dataset.pairsUrl || "") + "?metric=" + Number(metric.id) + "#worst";
+        th.append(el("br"), all);
+        tr.appendChild(th);
+      }
+      const cell = el("td", "text");
+      const link = el("a", null, item.name || "pair " + item.pair);
+      link.href = pairUrl(item.pair);
+      link.dataset.pair = String(item.pair);
+      cell.appendChild(link);
+      tr.append(cell, el("td", "text", item.paraphrase ? "paraphrase" : "not paraphrase"), el("td", null, fmt(item.score, 4)), el("td", null, fmt(item.rank, 2)));
+      tbody.appendChild(tr);
+    }
+    table.append(thead, tbody);
+    wrap.appendChild(table);
+    slot.replaceChildren(wrap);
   }
 
   function axisTitle(text) {
@@ -417,9 +472,10 @@
     metrics.forEach((metric, index) => {
       const chartData = data.charts[String(metric.id)];
       const points = chartData ? chartData.scatter : [];
+      const pairs = chartData && chartData.scatter_pairs ? chartData.scatter_pairs : [];
       const yes = [];
       const no = [];
-      for (const [x, y, label] of points) (label === 1 ? yes : no).push({ x: x, y: y });
+      points.forEach(([x, y, label], i) => (label === 1 ? yes : no).push({ x: x, y: y, pair: pairs[i] }));
       const datasets = [
         { type: "scatter", label: "paraphrase", data: yes, backgroundColor: YES + "aa", borderColor: YES, pointStyle: "circle", pointRadius: 3, order: 2 },
         { type: "scatter", label: "non-paraphrase", data: no, backgroundColor: NO + "aa", borderColor: NO, pointStyle: "rect", pointRadius: 3, order: 1 },
@@ -431,7 +487,18 @@
         type: "scatter",
         data: { datasets: datasets },
         options: {
-          plugins: { legend: { display: false } },
+          plugins: {
+            legend: { display: false },
+            tooltip: { callbacks: { footer: (items) => (items.length && items[0].raw && items[0].raw.pair ? "Click: open pair " + items[0].raw.pair : "") } },
+          },
+          // A point opens its pair's page (the issue's "Figure 2's points"); the cursor says so.
+          onClick: (event, elements, chart) => {
+            const hit = elements.find((item) => chart.data.datasets[item.datasetIndex].data[item.index].pair);
+            if (hit) window.location.assign(pairUrl(chart.data.datasets[hit.datasetIndex].data[hit.index].pair));
+          },
+          onHover: (event, elements, chart) => {
+            chart.canvas.style.cursor = elements.some((item) => chart.data.datasets[item.datasetIndex].data[item.index].pair) ? "pointer" : "";
+          },
           scales: {
             x: { type: "linear", min: 0, max: 1, title: axisTitle("normalised edit distance") },
             y: { title: axisTitle("score") },

@@ -47,6 +47,7 @@ from scoring.analysis.bootstrap import (
     bootstrap_many,
 )
 from scoring.analysis.correlation import Correlation, pearson, spearman
+from scoring.analysis.disagreements import worst_disagreements
 from scoring.analysis.labels import (
     BINARY_OF_CODE,
     DONT_KNOW_CODE,
@@ -61,7 +62,7 @@ from scoring.analysis.plain import to_json
 from scoring.analysis.thresholds import TiedBest, tied_best
 
 # Bump when a change here changes any number of a report (part of the data version).
-ANALYSIS_VERSION = "2"  # 2: volunteers carry their pseudonym
+ANALYSIS_VERSION = "3"  # 2: volunteers carry their pseudonym; 3: charts name their pairs (links to the pair pages)
 ALL = "all"
 ALL_LABEL = "Global"
 NO_ORIGIN_LABEL = "(no origin)"
@@ -134,6 +135,7 @@ class AnalysisInput:
     training_judgements: int = 0
     sources: list[str] | None = None  # source sentence per pair (groups of hypotheses)
     systems: list[str] | None = None  # system that produced each hypothesis ("" when none)
+    external_ids: list[str] | None = None  # the pair's id in its corpus ("" when none), for links
 
     def __post_init__(self) -> None:
         n = len(self.pair_ids)
@@ -157,6 +159,7 @@ class ReportOptions:
     confidence: float = 0.95
     curve_points: int = 200  # ROC and rank curves sent to the page (peaks always kept)
     scatter_points: int = 1000  # pairs drawn per metric in the score / edit-distance chart
+    worst_pairs: int = 5  # a metric's worst disagreements with the reference, listed per metric
     charts: bool = True
     # False: leave every interval None (the dashboard fills them in from the cpu queue).
     intervals: bool = True
@@ -411,11 +414,26 @@ class RankCurve:
 
 
 @dataclass(frozen=True)
+class WorstPair:
+    """A pair on which the metric and the volunteers disagree most (its rank against the label)."""
+
+    pair: int
+    name: str
+    paraphrase: bool
+    score: float | None
+    rank: float | None
+    disagreement: float | None
+
+
+@dataclass(frozen=True)
 class Chart:
-    """One metric's chart data on all pairs; ``scatter``: (edit distance, score, label) points."""
+    """One metric's chart data on all pairs; ``scatter``: (edit distance, score, label) points,
+    ``scatter_pairs`` the pair of each point; ``worst``: the worst disagreements."""
 
     box: Boxes
     scatter: list[tuple[float | None, float | None, int]]
+    scatter_pairs: list[int]
+    worst: list[WorstPair]
     thresholds: ChartThresholds
     roc: RocCurve | None
     rank: RankCurve | None
@@ -805,6 +823,7 @@ def _chart(
     best_threshold: float | None,
     sample: IntArray,
     options: ReportOptions,
+    data: AnalysisInput,
 ) -> Chart:
     labelled = labels.labelled & np.isfinite(raw)
     yes = raw[labelled & (labels.binary == 1)]
@@ -812,6 +831,18 @@ def _chart(
 
     points = sample[np.isfinite(raw[sample])]
     scatter = [(_num(edit_distance[i], 4), _num(raw[i], 5), int(labels.binary[i])) for i in points.tolist()]
+    names = data.external_ids or [""] * len(data.pair_ids)
+    worst = [
+        WorstPair(
+            pair=int(data.pair_ids[item.index]),
+            name=names[item.index],
+            paraphrase=item.paraphrase,
+            score=_num(item.score, 5),
+            rank=_num(item.rank, 4),
+            disagreement=_num(item.disagreement, 4),
+        )
+        for item in worst_disagreements(raw, labels.binary, metric.higher_is_closer, options.worst_pairs)
+    ]
 
     roc_curve = None
     curve = roc(r)
@@ -835,6 +866,9 @@ def _chart(
     return Chart(
         box=Boxes(yes=_box(yes), no=_box(no)),
         scatter=scatter,
+        # The pair of each scatter point (the same order), so a point opens its pair's page.
+        scatter_pairs=[int(data.pair_ids[i]) for i in points.tolist()],
+        worst=worst,
         thresholds=ChartThresholds(natural=_num(metric.natural_threshold), best=_num(best_threshold)),
         roc=roc_curve,
         rank=rank_curve,
@@ -993,6 +1027,7 @@ def build_report(data: AnalysisInput, options: ReportOptions | None = None) -> R
                     best.threshold if best else None,
                     sample,
                     options,
+                    data,
                 )
         results[metric.id] = per_subset
         metric_rows.append(

@@ -259,7 +259,7 @@ def load(campaign: Campaign, filters: Filters) -> AnalysisInput:
     pair_rows = list(
         Pair.objects.filter(pair_q)
         .order_by("id")
-        .values_list("id", "origin", "source", "hypothesis", "gold_label", "gold_score", "system")
+        .values_list("id", "origin", "source", "hypothesis", "gold_label", "gold_score", "system", "external_id")
     )
     ids = np.array([row[0] for row in pair_rows], dtype=np.int64)  # sorted: positions by searchsorted
     origins = [row[1] for row in pair_rows]
@@ -365,6 +365,7 @@ def load(campaign: Campaign, filters: Filters) -> AnalysisInput:
         training_judgements=training_total,
         sources=[row[2] for row in pair_rows],
         systems=[row[6] for row in pair_rows],
+        external_ids=[row[7] for row in pair_rows],
     )
 
 

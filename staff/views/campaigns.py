@@ -14,16 +14,22 @@ from django.core.exceptions import ValidationError
 from django.core.validators import validate_slug
 from django.http import HttpRequest, HttpResponse, JsonResponse
 from django.shortcuts import get_object_or_404, redirect, render
+from django.urls import reverse
 from django.views.decorators.cache import never_cache
 from django.views.decorators.http import require_GET, require_http_methods, require_POST
 
 from annotate import definitions, progress
 from annotate.models import Campaign, Pair
 from staff.forms import CampaignSettingsForm
-from staff.hub import volunteer_link
+from staff.hub import public_campaign, volunteer_link
 
 # A definition file is read whole (JSON): larger pair sets go through the upload page.
 MAX_DEFINITION_BYTES = 32 * 1024 * 1024
+
+
+def _is_on_the_home_page(campaign: Campaign) -> bool:
+    found = public_campaign()
+    return found is not None and found.link == reverse("annotate:welcome", args=[campaign.slug])
 
 
 def _page(request: HttpRequest, form: CampaignSettingsForm, campaign: Campaign | None, **extra: Any) -> HttpResponse:
@@ -35,7 +41,8 @@ def _page(request: HttpRequest, form: CampaignSettingsForm, campaign: Campaign |
             checks=pairs.filter(is_check=True).count(),
             pairs=pairs.filter(is_training=False, is_check=False).count(),
             volunteer_link=volunteer_link(campaign.slug),
-            public=campaign.slug == settings.PARAEVAL_PUBLIC_CAMPAIGN,
+            public=_is_on_the_home_page(campaign),
+            public_setting=settings.PARAEVAL_PUBLIC_CAMPAIGN,
             progress=progress.campaign_progress(campaign),
         )
     status = 400 if form.errors or extra.get("clone_problems") or extra.get("definition_problems") else 200
