@@ -11,8 +11,8 @@ from django.urls import reverse
 from django.utils.html import format_html
 
 from annotate.counters import recount_judgements
-from annotate.exports.pseudonyms import volunteer_pseudonym
 from annotate.models import Assignment, Campaign, Judgement, Pair, Volunteer
+from annotate.pseudonyms import volunteer_pseudonym
 
 
 def _count(model: type[Pair | Volunteer | Judgement], campaign_path: str, **filters: object) -> Coalesce:
@@ -120,7 +120,7 @@ class CampaignAdmin(admin.ModelAdmin):
     def volunteers_page(self, campaign: Campaign) -> str:
         if not campaign.pk:
             return "—"
-        url = reverse("annotate:staff-volunteers", args=[campaign.slug])
+        url = reverse("staff:volunteers", args=[campaign.slug])
         return format_html('<a href="{}">Flagged volunteers, evidence and overrides</a>', url)
 
     @admin.display(description="Pairs", ordering="_pairs")
@@ -159,7 +159,7 @@ class CampaignAdmin(admin.ModelAdmin):
 class PairAdmin(admin.ModelAdmin):
     def view_on_site(self, obj: Pair) -> str:
         """The admin's "View on site" leads to the pair's staff page (judgements, scores, gold)."""
-        return reverse("scoring:staff-pair", args=[obj.campaign.slug, obj.pk])
+        return reverse("staff:pair", args=[obj.campaign.slug, obj.pk])
 
     list_display = [
         "__str__",

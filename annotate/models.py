@@ -12,8 +12,8 @@ from django.db import models, transaction
 from django.db.models import Q
 from django.utils import timezone
 
-from annotate.exports.pseudonyms import volunteer_pseudonym
 from annotate.labels import ENGLISH_LEVEL_ORDER, LABEL_DISPLAY, LABEL_ORDER
+from annotate.pseudonyms import volunteer_pseudonym
 
 LABEL_CHOICES = [(label.value, LABEL_DISPLAY[label]) for label in LABEL_ORDER]
 ENGLISH_LEVEL_CHOICES = [(level.value, level.value.capitalize()) for level in ENGLISH_LEVEL_ORDER]

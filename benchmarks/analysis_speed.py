@@ -134,9 +134,9 @@ def database_timings(data: AnalysisInput, repeats: int) -> None:
 
     from annotate.labels import LABEL_ORDER
     from annotate.models import Campaign, Judgement, Pair, Volunteer
-    from scoring.analysis.dataset import data_state
-    from scoring.analysis.service import campaign_report
     from scoring.models import MetricConfig, Score
+    from scoring.reports.dataset import data_state
+    from scoring.reports.service import campaign_report
 
     if connection.vendor == "postgresql":
         connection.settings_dict["TEST"]["NAME"] = f"bench_{connection.settings_dict['NAME']}"

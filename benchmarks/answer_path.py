@@ -114,8 +114,8 @@ def run(answers: int, profile: bool) -> None:
     from annotate import flow
     from annotate.models import Campaign, Pair
     from annotate.signals import judgement_recorded
-    from scoring import configs, dispatch
     from scoring.models import Score
+    from scoring.pipeline import configs, dispatch
 
     # Plain static files: the pair page is rendered without collectstatic's manifest.
     settings.STORAGES = {
@@ -192,7 +192,7 @@ def run(answers: int, profile: bool) -> None:
 
     # Warm-up: the first requests import modules and fill caches; not counted.
     scenario("warm-up", scored=False)
-    judgement_recorded.disconnect(dispatch_uid="scoring.dispatch.on_judgement_recorded")
+    judgement_recorded.disconnect(dispatch_uid="scoring.pipeline.dispatch.on_judgement_recorded")
     reference = scenario("reference", scored=False)
     dispatch.connect_receivers()
     profiler = cProfile.Profile() if profile else None

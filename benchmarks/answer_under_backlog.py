@@ -69,8 +69,8 @@ def main() -> None:
 
     from annotate.models import Campaign, Judgement, Pair, Volunteer
     from annotate.signals import announce_judgement_recorded
-    from scoring import configs, dispatch
     from scoring.models import Score
+    from scoring.pipeline import configs, dispatch
 
     call_command("migrate", verbosity=0)
     metrics, _ = configs.build_enabled()

@@ -4,7 +4,7 @@
 
 On the embedded model (SmolLM2-135M-Instruct, float32, CPU unless ``--device``) and the first
 ``--sources`` sentences of MRPC's test file (``../shared/data/mrpc/``), with the paper's
-``naive`` prompt (A.1), in one batch as a worker task runs it (:func:`scoring.generation_run.generate_texts`,
+``naive`` prompt (A.1), in one batch as a worker task runs it (:func:`scoring.generation.run.generate_texts`,
 greedy). In the same process, alternating round by round, it times the reference: one forward
 pass of the model over the same batch of prompts (no generation), the unit every generated
 token costs at least once. Printed:
@@ -71,8 +71,8 @@ def main() -> None:
 
     import torch
 
-    from scoring.generation import GenerationSettings, templates
-    from scoring.generation_run import generate_texts, render
+    from scoring.generation.candidates import GenerationSettings, templates
+    from scoring.generation.run import generate_texts, render
     from scoring.metrics.lm import load_lm
 
     if options.threads > 0:

@@ -306,7 +306,7 @@ WORKER_PRIORITIES = {"idle": ["chrt", "--idle", "0", "nice", "-n", "19"], "nice1
 
 def start_worker(env: dict[str, str], data_dir: Path, priority: str) -> subprocess.Popen:
     """The scoring worker exactly as scripts/run.sh starts it (one process, every queue, beat)."""
-    from scoring import configs
+    from scoring.pipeline import configs
 
     log = (data_dir / "worker.log").open("ab")
     queues = ",".join(configs.all_queues())  # cpu, llm and llm.<model> per judge model (worker_queues)
@@ -321,8 +321,8 @@ def start_worker(env: dict[str, str], data_dir: Path, priority: str) -> subproce
 def wait_for_warm_worker(timeout: float) -> float:
     """Queue one probe pair and wait for all its scores (the worker has loaded every model)."""
     from annotate.models import Campaign, Pair
-    from scoring import configs, dispatch
     from scoring.models import Score
+    from scoring.pipeline import configs, dispatch
 
     campaign = Campaign.objects.create(slug="probe", name="Probe")
     probe = Pair.objects.create(campaign=campaign, source="The cat sat on the mat.", hypothesis="A cat sat on a mat.")
@@ -341,7 +341,7 @@ def score_delays(slug: str) -> tuple[list[float], int]:
     from django.db.models import Count, Max, Min
 
     from annotate.models import Pair
-    from scoring import configs
+    from scoring.pipeline import configs
 
     wanted = len(configs.enabled())
     rows = (

@@ -134,8 +134,8 @@ def main() -> None:
 
     from annotate import flow
     from annotate.models import Campaign, Pair
-    from scoring import configs, dispatch, runner
     from scoring.models import Score
+    from scoring.pipeline import configs, dispatch, runner
 
     call_command("migrate", verbosity=0)
     metrics, unavailable = configs.build_enabled()

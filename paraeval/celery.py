@@ -14,8 +14,9 @@ os.environ.setdefault("DJANGO_SETTINGS_MODULE", "paraeval.settings")
 os.environ.setdefault("CELERY_SKIP_CHECKS", "1")
 
 # The embedded broker (no REDIS_URL): kombu's filesystem transport with atomic writes.
-TRANSPORT_ALIASES["paraevalfs"] = "scoring.filesystem_broker:Transport"
+TRANSPORT_ALIASES["paraevalfs"] = "paraeval.filesystem_broker:Transport"
 
 app = Celery("paraeval")
 app.config_from_object("django.conf:settings", namespace="CELERY")
-app.autodiscover_tasks()
+# Each package with Celery tasks has a tasks module (found by name: no import at start-up).
+app.autodiscover_tasks(["annotate", "scoring.pipeline", "scoring.reports", "scoring.generation.candidates"])

@@ -11,8 +11,10 @@ from __future__ import annotations
 import argparse
 import contextlib
 import importlib
+import re
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 ROOT = Path(__file__).resolve().parent.parent
 COMMANDS_PAGE = ROOT / "docs" / "reference" / "commands.md"
@@ -154,37 +156,14 @@ def api_markdown() -> str:
 
 
 TESTS_MAP_PAGE = ROOT / "tests" / "README.md"
-# Test files are named test_<area>_<topic>.py; each area covers these packages. A file whose
-# area is not here is listed under "Other" until someone names its area.
-TEST_AREAS: tuple[tuple[str, str, str], ...] = (
-    ("campaign", "annotate/ (flow, allocation, diff, quality, platforms, views)", "The volunteer campaign"),
-    ("aggregation", "annotate/aggregation.py", "The volunteer campaign"),
-    ("import", "annotate/importers/", "Importing pairs"),
-    ("export", "annotate/exports/", "Exports"),
-    ("spreadsheet", "annotate/exports/spreadsheet.py", "Exports"),
-    ("api", "annotate/api/, scoring/api/, paraeval/api_urls.py", "REST API"),
-    ("staff", "paraeval/views.py, paraeval/hub.py, annotate/staff.py", "Staff pages"),
-    ("ensure", "annotate/management/commands/ensure_staff.py", "Staff pages"),
-    ("dashboard", "scoring/views/dashboard.py, frontend/js/dashboard.js", "Dashboard"),
-    ("analysis", "scoring/analysis/", "Statistics"),
-    ("metrics", "scoring/metrics/", "Metrics"),
-    ("parapluie", "scoring/metrics/parapluie*.py, templates.py, lm.py", "Metrics"),
-    ("scoring", "scoring/ (configs, dispatch, runner, status)", "Scoring pipeline"),
-    ("workers", "scoring/ worker processes (tasks, worker, broker), docker-compose.yml", "Scoring pipeline"),
-    ("security", "paraeval/middleware.py, ratelimit.py, textcheck.py, settings", "Security and limits"),
-    ("limits", "paraeval/middleware.py, api_negotiation.py", "Security and limits"),
-    ("settings", "paraeval/settings.py, env.py", "Project"),
-    ("layers", "pyproject.toml [tool.importlinter]", "Project"),
-    ("docs", "docs/, mkdocs.yml, paraeval/docs_reference.py", "Project"),
-    ("run", "scripts/run.sh", "Project"),
-    ("suite", "scripts/test.sh, scripts/setup.sh", "Project"),
-)
 _SUPPORT_FILES = {
     "conftest.py": "fixtures of the whole suite (Chromium, Redis URL, database guards)",
     "builders.py": "the shared test builders (campaigns, pairs, volunteers, judgements, staff)",
     "settings.py": "the test settings (production settings, test key and data folder)",
     "corpora.py": "where the shared corpora are (tests that need them skip with the reason)",
 }
+# Packages of the project, in the order of the architecture page (top layer last).
+PACKAGES = ("paraeval", "annotate", "scoring", "staff", "api")
 
 
 def _first_docstring_line(path: Path) -> str:
@@ -194,40 +173,113 @@ def _first_docstring_line(path: Path) -> str:
     return " ".join(docstring.split("\n\n")[0].split())
 
 
+def source_modules() -> list[str]:
+    """Every module of the project's packages (dotted), migrations and management commands aside."""
+    modules = []
+    for package in PACKAGES:
+        for path in sorted((ROOT / package).rglob("*.py")):
+            parts = path.relative_to(ROOT).with_suffix("").parts
+            if "migrations" in parts or "commands" in parts or parts[-1] == "__init__":
+                continue
+            modules.append(".".join(parts))
+    return modules
+
+
+def imported_modules(path: Path) -> set[str]:
+    """The project modules a file imports by name (``import a.b``, ``from a.b import c``, ``from a import b``)."""
+    import ast
+
+    found: set[str] = set()
+    for node in ast.walk(ast.parse(path.read_text())):
+        if isinstance(node, ast.Import):
+            found.update(alias.name for alias in node.names)
+        elif isinstance(node, ast.ImportFrom) and node.module and node.level == 0:
+            found.add(node.module)
+            found.update(f"{node.module}.{alias.name}" for alias in node.names)
+    return {name for name in found if name.split(".")[0] in PACKAGES}
+
+
+def _view_module(callback: Any) -> str:
+    view = getattr(callback, "cls", None) or getattr(callback, "view_class", None) or callback
+    return str(view.__module__)
+
+
+def _routes() -> tuple[dict[str, str], Any]:
+    """URL names (``namespace:name``) and the module of each route's view; and a resolver."""
+    from django.urls import URLPattern, URLResolver, get_resolver
+
+    names: dict[str, str] = {}
+
+    def walk(patterns: list[Any], namespace: str) -> None:
+        for entry in patterns:
+            if isinstance(entry, URLResolver):
+                walk(entry.url_patterns, f"{namespace}{entry.namespace}:" if entry.namespace else namespace)
+            elif isinstance(entry, URLPattern) and entry.name:
+                names[f"{namespace}{entry.name}"] = _view_module(entry.callback)
+
+    resolver = get_resolver()
+    walk(resolver.url_patterns, "")
+    return names, resolver
+
+
+_PATH_LITERAL = re.compile(r"""f?["'](/(?:c|v|staff|api|docs|admin)/[^"'\s?#]*)""")
+_NAME_LITERAL = re.compile(r"""["']([a-z_-]+:[a-z0-9_-]+)["']""")
+
+
+def requested_modules(path: Path, names: dict[str, str], resolver: Any) -> set[str]:
+    """The view modules whose pages a test file requests, by path (``"/staff/dashboard/"``, an
+    f-string with its fields read as ``1``) or by URL name (``reverse("staff:dashboard")``)."""
+    from django.urls import Resolver404
+
+    text = path.read_text()
+    found = {names[name] for name in _NAME_LITERAL.findall(text) if name in names}
+    for literal in _PATH_LITERAL.findall(text):
+        try:
+            found.add(_view_module(resolver.resolve(re.sub(r"\{[^}]*\}", "1", literal)).func))
+        except Resolver404:
+            continue
+    return found
+
+
+def tests_by_module() -> dict[str, list[str]]:
+    """For each source module, the test files that import it by name or request its pages (sorted)."""
+    names, resolver = _routes()
+    tests = sorted((ROOT / "tests").glob("test_*.py"))
+    used = {path.name: imported_modules(path) | requested_modules(path, names, resolver) for path in tests}
+    return {module: [name for name, uses in used.items() if module in uses] for module in source_modules()}
+
+
 def tests_map_markdown() -> str:
-    """tests/README.md: every test file under the package it covers, with its first docstring line."""
-    tests = ROOT / "tests"
+    """tests/README.md: every source module with the tests that import it, then every test file."""
     lines = [
         "# The tests",
         "",
         GENERATED_NOTE,
         "",
-        "Files are named `test_<area>_<topic>.py`; the table says which code each area covers, so the",
-        "test of a module is found from its package. `scripts/test.sh` runs everything (CI);",
-        "`scripts/test.sh --fast` leaves out the browser, worker-process, model, large-file and fuzz tests",
-        "(markers `browser`, `worker`, `model`, `slow`, `fuzz` in `pyproject.toml`).",
+        "The test of a module is found here: each module of the project, then the test files that import",
+        "it by name or request its pages (by path or URL name). A module without one is tested through the",
+        "modules that use it. The last tables say what each test file checks, and what supports them.",
+        "`scripts/test.sh` runs everything (CI); `scripts/test.sh --fast` leaves out the browser,",
+        "worker-process, model, large-file and fuzz tests (markers `browser`, `worker`, `model`, `slow`,",
+        "`fuzz` in `pyproject.toml`).",
         "",
     ]
-    files = sorted(path for path in tests.glob("test_*.py"))
-    groups: dict[str, list[tuple[Path, str]]] = {}
-    for path in files:
-        area = path.stem.removeprefix("test_").split("_")[0]
-        match = next((entry for entry in TEST_AREAS if entry[0] == area), None)
-        title = match[2] if match else "Other"
-        covers = match[1] if match else ""
-        groups.setdefault(title, []).append((path, covers))
-    order = [*dict.fromkeys(entry[2] for entry in TEST_AREAS), "Other"]
-    for title in order:
-        if title not in groups:
-            continue
-        lines += [f"## {title}", "", "| file | covers | what it checks |", "| --- | --- | --- |"]
-        for path, covers in groups[title]:
-            lines.append(f"| `{path.name}` | {_cell(covers)} | {_cell(_first_docstring_line(path))} |")
+    by_module = tests_by_module()
+    for package in PACKAGES:
+        lines += [f"## `{package}/`", "", "| module | tests that import it |", "| --- | --- |"]
+        for module, tests in by_module.items():
+            if module.split(".")[0] != package:
+                continue
+            cell = ", ".join(f"`{name}`" for name in tests) or "—"
+            lines.append(f"| `{module}` | {cell} |")
         lines.append("")
-    lines += ["## Support", "", "| file | what |", "| --- | --- |"]
+    lines += ["## Every test file", "", "| file | what it checks |", "| --- | --- |"]
+    for path in sorted((ROOT / "tests").glob("test_*.py")):
+        lines.append(f"| `{path.name}` | {_cell(_first_docstring_line(path))} |")
+    lines += ["", "## Support", "", "| file | what |", "| --- | --- |"]
     for name, what in _SUPPORT_FILES.items():
         lines.append(f"| `{name}` | {what} |")
-    for path in sorted(tests.glob("*.py")):
+    for path in sorted((ROOT / "tests").glob("*.py")):
         if not path.name.startswith("test_") and path.name not in _SUPPORT_FILES and path.name != "__init__.py":
             lines.append(f"| `{path.name}` | {_cell(_first_docstring_line(path))} |")
     return "\n".join(lines) + "\n"
@@ -235,14 +287,16 @@ def tests_map_markdown() -> str:
 
 MODULES_PAGE = ROOT / "docs" / "_generated" / "modules.md"
 _PACKAGE_ROLES = {
-    "paraeval": "the project: settings, routes, the site's own pages, request guards",
-    "annotate": "campaigns, pairs, volunteers, judgements: the volunteer flow, imports, exports",
-    "scoring": "metrics, scores, the workers that compute them, and the statistics of agreement",
+    "paraeval": "the project's plumbing: settings, routes, the Celery app and its broker, request guards",
+    "annotate": "campaigns, pairs, volunteers, judgements: the volunteer pages, imports, exports",
+    "scoring": "metrics, scores, the pipeline that computes them, the statistics of agreement and their reports",
+    "staff": "every staff page: hub, set-up, uploads, volunteers, exports, dashboard, status, pairs",
+    "api": "the REST API and its OpenAPI schema",
 }
 
 
 def modules_markdown() -> str:
-    """Every module of the three packages with the first line of its docstring, by package folder.
+    """Every module of the five packages with the first line of its docstring, by package folder.
 
     Included by the architecture page, so the page names every module and stays current."""
     lines = [GENERATED_NOTE, ""]

@@ -215,7 +215,7 @@ PARAEVAL_PERMISSIONS_POLICY = env_str(
 )
 # Content-Security-Policy (django-csp): the templates have no inline script or style, and every
 # file is served from this site. The API docs (Swagger UI, ReDoc) relax style-src on their
-# routes only (paraeval/api_urls.py).
+# routes only (api/urls.py).
 CONTENT_SECURITY_POLICY = {
     "DIRECTIVES": {
         "default-src": ["'self'"],
@@ -323,16 +323,16 @@ REST_FRAMEWORK = {
     ],
     # Staff only, for every API view: anonymous callers and volunteer tokens get 401/403.
     "DEFAULT_PERMISSION_CLASSES": ["rest_framework.permissions.IsAdminUser"],
-    "DEFAULT_PAGINATION_CLASS": "annotate.api.pagination.ApiPagination",
+    "DEFAULT_PAGINATION_CLASS": "api.pagination.ApiPagination",
     # django-filter, refusing a filter given with an empty value (?origin=) as the schema does.
-    "DEFAULT_FILTER_BACKENDS": ["annotate.api.filters.NonEmptyFilterBackend"],
+    "DEFAULT_FILTER_BACKENDS": ["api.filters.NonEmptyFilterBackend"],
     "PAGE_SIZE": env_int("API_PAGE_SIZE", 100, minimum=1),
     # drf-spectacular, with the errors every operation can answer documented (401, 403, 429...).
-    "DEFAULT_SCHEMA_CLASS": "annotate.api.schema.ErrorDocumentingAutoSchema",
+    "DEFAULT_SCHEMA_CLASS": "api.schema.ErrorDocumentingAutoSchema",
     "DEFAULT_THROTTLE_CLASSES": ["paraeval.ratelimit.ApiAnonThrottle", "paraeval.ratelimit.ApiUserThrottle"],
     "NUM_PROXIES": PARAEVAL_TRUSTED_PROXIES,
     # Refuses NUL characters and lone surrogates anywhere in a request body (a 400, not a 500).
-    "DEFAULT_CONTENT_NEGOTIATION_CLASS": "paraeval.api_negotiation.CheckedContentNegotiation",
+    "DEFAULT_CONTENT_NEGOTIATION_CLASS": "api.negotiation.CheckedContentNegotiation",
 }
 SPECTACULAR_SETTINGS = {
     "TITLE": "ParaEval API",
@@ -350,7 +350,7 @@ SPECTACULAR_SETTINGS = {
     # The default enum hook, then the gold options' rules that no single field states.
     "POSTPROCESSING_HOOKS": [
         "drf_spectacular.hooks.postprocess_schema_enums",
-        "annotate.api.gold_schema.gold_option_rules",
+        "api.gold_schema.gold_option_rules",
     ],
 }
 
@@ -398,7 +398,7 @@ if REDIS_URL:
     }
 else:
     # Embedded default: kombu's filesystem transport, a real broker that needs no server, with
-    # atomic writes (scoring/filesystem_broker.py; "paraevalfs" is registered in paraeval/celery.py).
+    # atomic writes (paraeval/filesystem_broker.py; "paraevalfs" is registered in paraeval/celery.py).
     # One message = one file; the transport creates its folders when it first connects.
     CELERY_BROKER_URL = "paraevalfs://"
     CELERY_BROKER_TRANSPORT_OPTIONS = {

@@ -4,7 +4,7 @@ PostgreSQL refuses a NUL in any text value (``DataError``) and psycopg cannot en
 surrogate (``UnicodeEncodeError``): either one reaching a query is a 500. They have no
 business in an address, a header, a cookie or a JSON field, so requests holding them are
 refused up front with a message (see :mod:`paraeval.middleware` and
-:mod:`paraeval.api_negotiation`).
+:mod:`api.negotiation`).
 """
 
 from __future__ import annotations

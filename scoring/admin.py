@@ -10,8 +10,8 @@ from django.db.models import Count, Q, QuerySet
 from django.http import HttpRequest
 from django.utils import timezone
 
-from scoring import dispatch
 from scoring.models import MetricConfig, Score, WorkerHeartbeat
+from scoring.pipeline import dispatch
 
 
 @admin.register(MetricConfig)

@@ -13,8 +13,8 @@ class ScoringConfig(AppConfig):
         # The pair-level export (annotate) gets its metric columns from here: annotate never
         # imports scoring.
         from annotate.exports.scores import register_score_source
-        from scoring import dispatch, worker
         from scoring.export_scores import ScoringScoreSource
+        from scoring.pipeline import dispatch, worker
 
         dispatch.connect_receivers()
         _forget_state_on_exclusion_changes()
@@ -30,7 +30,7 @@ def _forget_state_on_exclusion_changes() -> None:
 
     from annotate.models import Campaign, Volunteer
     from annotate.signals import exclusions_changed
-    from scoring.analysis.state import forget_state  # light: not the analyses themselves
+    from scoring.reports.state import forget_state  # light: not the analyses themselves
 
     def on_exclusions_changed(sender: object, campaign_id: int, **kwargs: object) -> None:
         forget_state(campaign_id)

@@ -1,7 +1,7 @@
 """What the staff pages of pairs show: one pair with every judgement and score, and a
 campaign's pairs, searchable, with their agreement.
 
-Plain functions returning dataclasses; :mod:`scoring.views.pairs` renders them.
+Plain functions returning dataclasses; :mod:`staff.views.pairs` renders them.
 """
 
 from __future__ import annotations
@@ -14,9 +14,9 @@ from django.db.models import Q, QuerySet
 
 from annotate import quality
 from annotate.diff import Segment, highlight
-from annotate.exports.pseudonyms import volunteer_pseudonym
 from annotate.labels import LABEL_DISPLAY, Label
 from annotate.models import Campaign, Judgement, Pair
+from annotate.pseudonyms import volunteer_pseudonym
 from scoring.analysis import disagreements
 from scoring.models import MetricConfig, Score
 

@@ -14,7 +14,7 @@ scores, is another configuration. The analyses read every configuration that has
 campaign, so an imported one appears beside the computed ones on the dashboard, in the paired
 tests, the clusters, the system view, the exports and the API. No worker ever computes it:
 dispatch only queues the enabled metrics of ``PARAEVAL_METRICS``, and a worker handed an
-external configuration refuses it (:func:`scoring.runner.score_config_batch`).
+external configuration refuses it (:func:`scoring.pipeline.runner.score_config_batch`).
 """
 
 from __future__ import annotations
@@ -34,10 +34,8 @@ from django.utils import timezone
 
 from annotate.models import Campaign, Pair
 from scoring.metrics.base import config_hash
-from scoring.models import MetricConfig, Score
+from scoring.models import EXTERNAL_QUEUE, MetricConfig, Score
 
-# The queue name of imported configurations: no worker consumes it, nothing is ever sent to it.
-EXTERNAL_QUEUE = "external"
 # How many problems a refusal lists in full (the rest are counted).
 MAX_PROBLEMS = 50
 _NAME = re.compile(r"^[A-Za-z][A-Za-z0-9_.-]{0,63}$")
@@ -119,7 +117,7 @@ def parse_options(text: str) -> dict[str, Any]:
 
 def check_metric(metric: ScoreFileMetric) -> list[Problem]:
     """Problems with the file's metric description (name, version, threshold)."""
-    from scoring.configs import known_metric_names
+    from scoring.pipeline.configs import known_metric_names
 
     problems = []
     if not _NAME.match(metric.name):

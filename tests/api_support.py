@@ -11,6 +11,8 @@ import pytest
 from rest_framework.authtoken.models import Token
 from rest_framework.test import APIClient
 
+from tests.builders import make_staff
+
 __all__ = ["api", "staff_api", "staff_user", "token_client", "user_api"]
 
 
@@ -30,7 +32,7 @@ def api() -> APIClient:
 
 @pytest.fixture
 def staff_user(django_user_model):  # type: ignore[no-untyped-def]
-    return django_user_model.objects.create_user("researcher", password="pw-researcher", is_staff=True)
+    return make_staff("researcher", "pw-researcher")
 
 
 @pytest.fixture

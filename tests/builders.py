@@ -13,6 +13,14 @@ from annotate.models import Campaign, Judgement, Pair, Volunteer
 from scoring.models import MetricConfig, Score
 
 _counter = itertools.count(1)
+STAFF_PASSWORD = "pw-for-tests"
+
+
+def make_staff(username: str = "staff", password: str = STAFF_PASSWORD, *, superuser: bool = False) -> Any:
+    """A staff account (``superuser``: one that may also change everything in the admin)."""
+    from django.contrib.auth import get_user_model
+
+    return get_user_model().objects.create_user(username, password=password, is_staff=True, is_superuser=superuser)
 
 
 def make_campaign(**fields: Any) -> Campaign:

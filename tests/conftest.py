@@ -118,7 +118,7 @@ def _fresh_scoring_caches() -> Iterator[None]:
     Rows are rolled back between tests and may come back with other ids; the cache would
     otherwise hand a test the previous test's ids.
     """
-    from scoring import configs
+    from scoring.pipeline import configs
 
     configs.forget_enabled()
     yield

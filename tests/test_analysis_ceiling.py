@@ -10,10 +10,10 @@ import numpy as np
 import pytest
 
 from annotate.models import Judgement
-from scoring.analysis import dataset
 from scoring.analysis.ceiling import human_ceiling
 from scoring.analysis.labels import BINARY_OF_CODE
 from scoring.analysis.meta import MetaOptions, meta_evaluation
+from scoring.reports import dataset
 from tests.builders import make_scored_campaign
 
 YES, NO, DK = 1, 0, -1

@@ -8,7 +8,7 @@ import io
 import pytest
 from django.core.management import CommandError, call_command
 
-from annotate.exports.pseudonyms import volunteer_pseudonym
+from annotate.pseudonyms import volunteer_pseudonym
 from tests.builders import make_scored_campaign
 
 pytestmark = pytest.mark.django_db

@@ -13,8 +13,8 @@ from django.core.cache import cache
 from django.test import Client
 
 from scoring.analysis.disagreements import closeness_ranks, worst_disagreements
-from scoring.analysis.service import shared_cache
 from scoring.models import Score
+from scoring.reports.service import shared_cache
 from tests.builders import make_scored_campaign
 
 

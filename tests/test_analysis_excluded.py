@@ -13,9 +13,9 @@ from django.core.management import call_command
 from annotate.labels import Label
 from annotate.models import Volunteer
 from annotate.quality import excluded_volunteer_ids
-from scoring.analysis import dataset
 from scoring.analysis.report import JudgementRows, ReportOptions, build_report
-from scoring.analysis.service import campaign_report, shared_cache
+from scoring.reports import dataset
+from scoring.reports.service import campaign_report, shared_cache
 from tests.api_support import *  # noqa: F403
 from tests.builders import make_judgement, make_pair, make_score, make_scored_campaign
 

@@ -8,8 +8,8 @@ import pytest
 from django.conf import settings
 from django.core.cache import cache
 
-from scoring.analysis.service import shared_cache
-from scoring.analysis_tasks import compute_meta_evaluation
+from scoring.reports.service import shared_cache
+from scoring.reports.tasks import compute_meta_evaluation
 from tests.api_support import *  # noqa: F403
 from tests.builders import make_scored_campaign
 

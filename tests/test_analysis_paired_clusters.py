@@ -10,8 +10,8 @@ from scipy import stats
 from scoring.analysis import paired as P
 from scoring.analysis.labels import LABEL_CODES
 from scoring.analysis.meta import MetaOptions, meta_evaluation
-from scoring.analysis.meta_tables import meta_tables
 from scoring.analysis.report import AnalysisInput, JudgementRows, MetricInfo, VolunteerInfo
+from scoring.reports.meta_tables import meta_tables
 
 SCALE = ["very_different", "slightly_similar", "mostly_similar", "same_meaning"]
 

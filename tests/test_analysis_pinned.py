@@ -25,18 +25,17 @@ import krippendorff
 import numpy as np
 import pytest
 from django.conf import settings
-from django.contrib.auth import get_user_model
 from django.core.cache import cache
 from scipy import stats
 from sklearn.metrics import roc_auc_score
 
-from annotate.exports.pseudonyms import volunteer_pseudonym
 from annotate.labels import LABEL_ORDER
 from annotate.models import Judgement, Pair
-from scoring.analysis.service import meta_status, shared_cache
-from scoring.analysis_tasks import compute_meta_evaluation, compute_report_intervals
+from annotate.pseudonyms import volunteer_pseudonym
 from scoring.models import Score
-from tests.builders import make_scored_campaign
+from scoring.reports.service import meta_status, shared_cache
+from scoring.reports.tasks import compute_meta_evaluation, compute_report_intervals
+from tests.builders import make_scored_campaign, make_staff
 
 pytestmark = pytest.mark.django_db
 PINNED = Path(__file__).with_suffix(".json")
@@ -98,7 +97,7 @@ def dashboard(client, queue_dir):  # type: ignore[no-untyped-def]
     built = make_scored_campaign(slug="pinned", name="Pinned")
     for index, pair in enumerate(built.pairs):
         Pair.objects.filter(pk=pair.pk).update(system=SYSTEMS[index % len(SYSTEMS)])
-    user = get_user_model().objects.create_user("staff", password="pw-for-tests", is_staff=True)
+    user = make_staff("staff", "pw-for-tests")
     client.force_login(user)
     first = client.get(DATA, {"campaign": "pinned"}).json()
     assert first["bootstrap"]["state"] == "computing"

@@ -12,9 +12,9 @@ from django.utils import timezone
 
 from annotate.labels import Label
 from annotate.models import Campaign, Judgement
-from scoring.analysis import dataset
-from scoring.analysis.service import CampaignRef, FilterError, campaign_report, campaign_version, shared_cache
 from scoring.models import Score
+from scoring.reports import dataset
+from scoring.reports.service import CampaignRef, FilterError, campaign_report, campaign_version, shared_cache
 from tests.builders import (
     make_judgement,
     make_metric_config,
@@ -210,8 +210,8 @@ def test_empty_campaign():
 def test_the_service_sends_the_tasks_the_worker_registers():
     # The service sends its cpu-queue tasks by name and never imports their module (an
     # import-linter contract): the names must be those the tasks are registered under.
-    from scoring import analysis_tasks
-    from scoring.analysis import service
+    from scoring.reports import service
+    from scoring.reports import tasks as analysis_tasks
 
     assert analysis_tasks.compute_report_intervals.name == service.INTERVALS_TASK
     assert analysis_tasks.compute_meta_evaluation.name == service.META_TASK

@@ -7,9 +7,9 @@ import io
 
 import pytest
 
-from scoring.analysis.formats import latex_escape, render
 from scoring.analysis.report import ReportOptions, build_report
-from scoring.analysis.tables import Cell, Row, all_tables, fmt, mark_best
+from scoring.reports.formats import latex_escape, render
+from scoring.reports.tables import Cell, Row, all_tables, fmt, mark_best
 from tests.test_analysis_report import make_input
 
 

@@ -10,10 +10,9 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
-from django.contrib.auth import get_user_model
 
 from tests.api_support import *  # noqa: F403
-from tests.builders import make_scored_campaign
+from tests.builders import make_scored_campaign, make_staff
 from tests.workers_support import WorkerProcess, filesystem_broker, shared_database_url, wait_for, worker_env
 
 pytestmark = [pytest.mark.worker, pytest.mark.django_db(transaction=True)]
@@ -30,7 +29,7 @@ def test_intervals_and_meta_evaluation_come_from_the_cpu_worker(tmp_path: Path, 
     if "KEY_PREFIX" in settings.CACHES["analyses"]:
         pytest.skip("REDIS_URL is set: this test runs the file-based shared cache")
     built = make_scored_campaign(slug="worked", name="Worked", pairs_per_origin=5)
-    staff = get_user_model().objects.create_user("dash", password="pw-for-tests", is_staff=True)
+    staff = make_staff("dash", "pw-for-tests")
     client.force_login(staff)
     with filesystem_broker(data / "broker"):
         first = client.get("/staff/dashboard/data/", {"campaign": "worked"}).json()
@@ -66,7 +65,7 @@ def test_intervals_and_meta_evaluation_come_from_the_cpu_worker(tmp_path: Path, 
     parapluie = str(built.configs["parapluie"].pk)
     low, high = filled["results"][parapluie]["all"]["auc"]["ci"]
     assert 0 <= low <= filled["results"][parapluie]["all"]["auc"]["value"] <= high <= 1
-    from scoring.analysis.service import campaign_report
+    from scoring.reports.service import campaign_report
 
     assert filled["results"] == campaign_report(built.campaign.pk, use_cache=False).as_json()["results"]
     meta = ready.json()["meta"]

@@ -7,9 +7,9 @@ from datetime import timedelta
 import pytest
 from django.utils import timezone
 
-from annotate.exports.pseudonyms import volunteer_pseudonym
 from annotate.labels import Label
 from annotate.models import Judgement
+from annotate.pseudonyms import volunteer_pseudonym
 from tests.api_support import *  # noqa: F403
 from tests.builders import make_campaign, make_judgement, make_pair, make_training_pairs, make_volunteer
 

@@ -6,7 +6,7 @@ import json
 
 import pytest
 
-from scoring.analysis.service import campaign_report
+from scoring.reports.service import campaign_report
 from tests.api_support import *  # noqa: F403
 from tests.builders import make_campaign, make_judgement, make_pair, make_scored_campaign
 from tests.export_support import export_text, read_csv, read_jsonl

@@ -27,7 +27,7 @@ from schemathesis.specs.openapi.checks import (
 )
 
 from tests.api_support import *  # noqa: F403
-from tests.builders import make_campaign, make_pair
+from tests.builders import make_campaign, make_pair, make_staff
 
 pytestmark = [pytest.mark.fuzz, pytest.mark.django_db(transaction=True)]
 
@@ -61,7 +61,7 @@ def accepted_or_refused_by_the_importer(ctx, response, case):  # type: ignore[no
 
 @pytest.fixture
 def staff_token(django_user_model) -> str:  # type: ignore[no-untyped-def]
-    user = django_user_model.objects.create_user("fuzzer", password="pw-fuzzer", is_staff=True)
+    user = make_staff("fuzzer", "pw-fuzzer")
     return Token.objects.create(user=user).key
 
 

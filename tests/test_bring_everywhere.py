@@ -17,18 +17,17 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from django.contrib.auth import get_user_model
 from django.core.cache import cache
 from django.core.management import call_command
 
 from annotate.models import Pair
-from scoring.analysis.dataset import Filters
-from scoring.analysis.paraphrasus_service import set_objectives
-from scoring.analysis.service import compute_meta, meta_options, shared_cache
 from scoring.models import MetricConfig, Score
+from scoring.reports.dataset import Filters
+from scoring.reports.paraphrasus import set_objectives
+from scoring.reports.service import compute_meta, meta_options, shared_cache
 from scoring.score_import import ScoreFileMetric, import_scores
 from tests.api_support import *  # noqa: F403
-from tests.builders import ScoredCampaign, make_scored_campaign
+from tests.builders import ScoredCampaign, make_scored_campaign, make_staff
 from tests.export_support import export_text, read_csv, read_jsonl
 from tests.workers_support import WorkerProcess, filesystem_broker, shared_database_url, wait_for, worker_env
 
@@ -63,7 +62,7 @@ def _world(slug: str, pairs_per_origin: int = 20) -> tuple[ScoredCampaign, Metri
 
 @pytest.fixture
 def staff_client(client):  # type: ignore[no-untyped-def]
-    client.force_login(get_user_model().objects.create_user("staff-everywhere", password="pw", is_staff=True))
+    client.force_login(make_staff("staff-everywhere", "pw"))
     return client
 
 
@@ -190,7 +189,7 @@ def test_imported_through_the_api_then_on_the_dashboard_and_in_the_paired_tests_
     created = staff_api.post("/api/scores/import/", form, format="multipart")
     assert created.status_code == 201, created.json()
     config_id = created.json()["metric_config"]
-    client.force_login(get_user_model().objects.create_user("dash-import", password="pw", is_staff=True))
+    client.force_login(make_staff("dash-import", "pw"))
     meta_url = "/api/campaigns/worked-import/meta-evaluation/?resamples=200"
     with filesystem_broker(data / "broker"):
         assert client.get("/staff/dashboard/data/", {"campaign": "worked-import"}).json()["bootstrap"]["state"] == (

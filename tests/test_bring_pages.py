@@ -7,19 +7,18 @@ import io
 import re
 
 import pytest
-from django.contrib.auth import get_user_model
 
 from paraeval import broker
 from scoring.metrics.judges import parse_models
 from scoring.models import MetricConfig, Score
-from tests.builders import make_campaign, make_pair
+from tests.builders import make_campaign, make_pair, make_staff
 
 pytestmark = pytest.mark.django_db
 
 
 @pytest.fixture
 def staff_client(client):  # type: ignore[no-untyped-def]
-    user = get_user_model().objects.create_user("staff", password="pw", is_staff=True)
+    user = make_staff("staff", "pw")
     client.force_login(user)
     return client
 

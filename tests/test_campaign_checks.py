@@ -8,10 +8,10 @@ import pytest
 from django.utils import timezone
 
 from annotate import allocation, flow, quality
-from annotate.exports.pseudonyms import volunteer_pseudonym
 from annotate.importers import ImportRefused, import_file
 from annotate.labels import Label
 from annotate.models import Campaign, Judgement, Pair, Volunteer
+from annotate.pseudonyms import volunteer_pseudonym
 from tests.builders import make_campaign, make_judgement, make_pair, make_training_pairs, make_volunteer
 from tests.export_support import export_text, read_csv
 

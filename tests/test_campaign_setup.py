@@ -7,23 +7,22 @@ import tomllib
 from pathlib import Path
 
 import pytest
-from django.contrib.auth import get_user_model
 from django.core.files.uploadedfile import SimpleUploadedFile
 from django.test import Client
 from django.utils.html import escape
 
 import paraeval
 from annotate import definitions
-from annotate.campaign_forms import EXPLANATIONS
 from annotate.models import Campaign, Pair
-from tests.builders import make_campaign, make_judgement, make_pair, make_training_pairs, make_volunteer
+from staff.forms import EXPLANATIONS
+from tests.builders import make_campaign, make_judgement, make_pair, make_staff, make_training_pairs, make_volunteer
 
 pytestmark = pytest.mark.django_db
 
 
 @pytest.fixture
 def staff_client() -> Client:
-    user = get_user_model().objects.create_user("setter", password="x", is_staff=True)
+    user = make_staff("setter", "x")
     client = Client()
     client.force_login(user)
     return client

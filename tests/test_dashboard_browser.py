@@ -7,7 +7,6 @@ import io
 from pathlib import Path
 
 import pytest
-from django.contrib.auth import get_user_model
 from django.core.cache import cache
 from selenium.webdriver.common.action_chains import ActionChains
 from selenium.webdriver.common.by import By
@@ -18,7 +17,7 @@ from selenium.webdriver.support.ui import WebDriverWait
 
 from annotate.models import Judgement
 from tests.browser_support import navigation
-from tests.builders import make_scored_campaign
+from tests.builders import make_scored_campaign, make_staff
 
 pytestmark = [pytest.mark.browser, pytest.mark.django_db(transaction=True)]
 
@@ -51,7 +50,7 @@ def full_page_screenshot(browser: WebDriver, path: Path) -> None:
 
 
 def log_in_as_staff(browser: WebDriver, live_server) -> None:
-    get_user_model().objects.create_user("staff", password=PASSWORD, is_staff=True)
+    make_staff("staff", PASSWORD)
     browser.get(f"{live_server.url}/staff/dashboard/")
     wait(browser, ec.url_contains("/admin/login/"))
     browser.find_element(By.ID, "id_username").send_keys("staff")
@@ -242,9 +241,9 @@ def test_meta_evaluation_sections_render_with_the_demo(browser_factory, live_ser
     from django.core.management import call_command
 
     from annotate.models import Campaign, Pair
-    from scoring.analysis.dataset import Filters
-    from scoring.analysis.service import compute_meta, meta_options
     from scoring.metrics.lexical import normalised_char_distance
+    from scoring.reports.dataset import Filters
+    from scoring.reports.service import compute_meta, meta_options
     from tests.builders import make_metric_config, make_score
 
     call_command("load_demo", stdout=io.StringIO())

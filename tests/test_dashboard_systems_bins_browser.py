@@ -9,8 +9,8 @@ from django.core.cache import cache
 from selenium.webdriver.common.by import By
 
 from annotate.models import Pair
-from scoring.analysis.dataset import Filters
-from scoring.analysis.service import compute_meta, meta_options
+from scoring.reports.dataset import Filters
+from scoring.reports.service import compute_meta, meta_options
 from tests.builders import make_scored_campaign
 from tests.test_dashboard_browser import full_page_screenshot, log_in_as_staff, wait
 

@@ -12,14 +12,15 @@ from django.core.cache import cache
 from django.urls import reverse
 
 from annotate.labels import Label
-from scoring.analysis.service import campaign_report, shared_cache
-from scoring.analysis_tasks import compute_report_intervals
+from scoring.reports.service import campaign_report, shared_cache
+from scoring.reports.tasks import compute_report_intervals
 from tests.builders import (
     make_campaign,
     make_judgement,
     make_metric_config,
     make_score,
     make_scored_campaign,
+    make_staff,
     make_volunteer,
 )
 from tests.workers_support import messages_in
@@ -41,7 +42,7 @@ def _empty_cache(queue_dir):
 
 @pytest.fixture
 def staff_client(client):
-    user = get_user_model().objects.create_user("staff", password="pw-for-tests", is_staff=True)
+    user = make_staff("staff", "pw-for-tests")
     client.force_login(user)
     return client
 
@@ -52,8 +53,8 @@ def built():
 
 
 def test_routes_are_named():
-    assert reverse("scoring:dashboard") == PAGE
-    assert reverse("scoring:dashboard-data") == DATA
+    assert reverse("staff:dashboard") == PAGE
+    assert reverse("staff:dashboard-data") == DATA
 
 
 def test_anonymous_is_sent_to_the_admin_login(client, built):

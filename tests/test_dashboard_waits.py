@@ -1,5 +1,5 @@
 """A dashboard that waits for nothing: a computation whose task was lost is queued again after a
-bounded time, and the page says what it waits for (scoring.analysis.waits)."""
+bounded time, and the page says what it waits for (scoring.reports.waits)."""
 
 from __future__ import annotations
 
@@ -10,16 +10,15 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from django.contrib.auth import get_user_model
 from django.core.cache import cache
 
 from annotate.models import Campaign
-from scoring.analysis import dataset, waits
-from scoring.analysis.dataset import Filters
-from scoring.analysis.service import compute_meta, meta_options, meta_version, shared_cache
-from scoring.analysis_tasks import compute_meta_evaluation, compute_report_intervals
+from scoring.reports import dataset, waits
+from scoring.reports.dataset import Filters
+from scoring.reports.service import compute_meta, meta_options, meta_version, shared_cache
+from scoring.reports.tasks import compute_meta_evaluation, compute_report_intervals
 from tests.api_support import *  # noqa: F403
-from tests.builders import make_scored_campaign
+from tests.builders import make_scored_campaign, make_staff
 from tests.workers_support import messages_in
 
 pytestmark = pytest.mark.django_db
@@ -37,7 +36,7 @@ def _fresh_cache() -> None:
 
 @pytest.fixture
 def staff_client(client):  # type: ignore[no-untyped-def]
-    user = get_user_model().objects.create_user("staff", password="pw-for-tests", is_staff=True)
+    user = make_staff("staff", "pw-for-tests")
     client.force_login(user)
     return client
 

@@ -10,9 +10,9 @@ import sys
 from pathlib import Path
 
 import pytest
-from django.contrib.auth import get_user_model
 
 from paraeval.docs_reference import generated_pages
+from tests.builders import make_staff
 
 ROOT = Path(__file__).resolve().parent.parent
 SETTINGS_PAGE = ROOT / "docs" / "reference" / "settings.md"
@@ -110,7 +110,7 @@ def test_the_site_builds_strict_with_every_section(built_site: Path) -> None:
 
 @pytest.fixture
 def staff_client(client):  # type: ignore[no-untyped-def]
-    user = get_user_model().objects.create_user("reader", password="pw-for-tests", is_staff=True)
+    user = make_staff("reader", "pw-for-tests")
     client.force_login(user)
     return client
 

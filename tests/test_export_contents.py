@@ -12,9 +12,9 @@ from django.test.utils import CaptureQueriesContext
 from django.utils import timezone
 
 from annotate.exports.formatters import JUDGEMENT_COLUMNS, PAIR_COLUMNS
-from annotate.exports.pseudonyms import volunteer_pseudonym
 from annotate.exports.spreadsheet import restore
 from annotate.labels import Label
+from annotate.pseudonyms import volunteer_pseudonym
 from tests.builders import (
     make_campaign,
     make_judgement,

@@ -14,7 +14,7 @@ from annotate.exports import service
 from annotate.exports.formatters import JUDGEMENT_COLUMNS
 from annotate.labels import Label
 from annotate.models import Pair
-from tests.builders import make_campaign, make_judgement, make_pair, make_training_pairs, make_volunteer
+from tests.builders import make_campaign, make_judgement, make_pair, make_staff, make_training_pairs, make_volunteer
 from tests.export_support import export_text, read_csv, read_jsonl
 
 pytestmark = pytest.mark.django_db
@@ -31,14 +31,14 @@ def campaign():
 
 @pytest.fixture
 def staff(client, django_user_model):
-    user = django_user_model.objects.create_user("staff", password="pw", is_staff=True)
+    user = make_staff("staff", "pw")
     client.force_login(user)
     return client
 
 
 def _url(slug="deliver", **params):
     query = "&".join(f"{key}={value}" for key, value in params.items())
-    return reverse("exports:campaign-export", kwargs={"slug": slug}) + (f"?{query}" if query else "")
+    return reverse("staff:campaign-export", kwargs={"slug": slug}) + (f"?{query}" if query else "")
 
 
 # --- Staff page ---------------------------------------------------------------------------

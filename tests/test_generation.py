@@ -10,16 +10,15 @@ from pathlib import Path
 
 import pytest
 import redis
-from django.contrib.auth import get_user_model
 from django.core.management import CommandError, call_command
 from django.db.models import Count
 
 from annotate.models import Pair
-from scoring import generation
-from scoring.generation import GenerationSettings, Generator, templates
-from scoring.generation_run import clean_candidate, generate_missing
+from scoring.generation import candidates as generation
+from scoring.generation.candidates import GenerationSettings, Generator, templates
+from scoring.generation.run import clean_candidate, generate_missing
 from scoring.metrics.judges import parse_models
-from tests.builders import make_campaign, make_pair, make_training_pairs
+from tests.builders import make_campaign, make_pair, make_staff, make_training_pairs
 from tests.judge_models import save_tiny_mistral
 from tests.workers_support import (
     WorkerProcess,
@@ -301,9 +300,9 @@ def test_end_to_end_generate_judge_score_and_the_system_view_compares_the_genera
     view of the meta-evaluation API: one row per generator, the metrics compared on them."""
     from django.test import Client
 
-    from scoring.analysis.dataset import Filters
-    from scoring.analysis.service import compute_meta, meta_options
     from scoring.models import MetricConfig
+    from scoring.reports.dataset import Filters
+    from scoring.reports.service import compute_meta, meta_options
     from scoring.score_import import ScoreFileMetric, import_scores
     from tests.api_support import token_client
     from tests.test_campaign_http import current_pair_id, post_answer, start
@@ -340,7 +339,7 @@ def test_end_to_end_generate_judge_score_and_the_system_view_compares_the_genera
     imported = import_scores(campaign, mine.encode(), "s.csv", ScoreFileMetric("oracle", "1")).config
     filters = Filters.build("volunteers", "generated")
     compute_meta(campaign.pk, filters, meta_options(filters, 20, None))
-    staff = token_client(get_user_model().objects.create_user("e2e-staff", is_staff=True))
+    staff = token_client(make_staff("e2e-staff"))
     answer = staff.get("/api/campaigns/e2e/meta-evaluation/", {"origin": "generated", "resamples": 20})
     assert answer.status_code == 200, answer.json()
     view = answer.json()["meta"]["systems"]

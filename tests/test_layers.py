@@ -45,3 +45,38 @@ def test_importing_the_settings_creates_no_folder(tmp_path: Path) -> None:
     )
     assert result.returncode == 0, result.stderr[-2000:]
     assert (data / "paraeval.sqlite3").is_file()
+
+
+def test_a_crossed_layer_breaks_its_contract(tmp_path: Path) -> None:
+    """The contracts can fail: a copy of the packages with three planted crossings breaks the
+    contracts they cross, and only those."""
+    import shutil
+
+    for package in ("paraeval", "annotate", "scoring", "staff", "api"):
+        shutil.copytree(ROOT / package, tmp_path / package, ignore=shutil.ignore_patterns("__pycache__"))
+    shutil.copy(ROOT / "pyproject.toml", tmp_path / "pyproject.toml")
+    (tmp_path / "annotate" / "planted.py").write_text("import scoring.models  # annotate reaching up\n")
+    (tmp_path / "scoring" / "metrics" / "planted.py").write_text("import scoring.pipeline.dispatch\n")
+    (tmp_path / "staff" / "planted.py").write_text("import scoring.pipeline.runner  # the worker side in a page\n")
+    result = subprocess.run(
+        [str(Path(sys.executable).with_name("lint-imports")), "--no-cache"],
+        cwd=tmp_path,
+        env={**os.environ, "PYTHONPATH": str(tmp_path)},
+        capture_output=True,
+        text=True,
+        timeout=300,
+    )
+    assert result.returncode != 0
+    import tomllib
+
+    contracts = tomllib.loads((ROOT / "pyproject.toml").read_text())["tool"]["importlinter"]["contracts"]
+    said = " ".join(result.stdout.split())
+    broken = {
+        contract["name"].split(":")[0].split(" (")[0] for contract in contracts if f"{contract['name']} BROKEN" in said
+    }
+    assert broken == {
+        "the layers",  # annotate -> scoring
+        "the web side never loads the worker side or a model library",  # staff -> runner
+        "the metric library",  # metrics -> pipeline
+        "no import cycle inside a package, at any depth",  # metrics -> pipeline -> metrics
+    }, result.stdout[-3000:]

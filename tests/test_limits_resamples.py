@@ -7,7 +7,7 @@ import pytest
 from django.core.management import CommandError, call_command
 from django.test import override_settings
 
-from scoring.analysis.service import FilterError, campaign_report
+from scoring.reports.service import FilterError, campaign_report
 from tests.api_support import *  # noqa: F403
 from tests.builders import make_scored_campaign
 

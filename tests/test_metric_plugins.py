@@ -16,9 +16,9 @@ import redis
 from django.core.management import call_command
 
 from annotate.importers import import_records
-from scoring import configs
 from scoring.metrics.registry import InvalidSpec, build_specs
 from scoring.models import MetricConfig, Score
+from scoring.pipeline import configs
 from tests.builders import make_campaign, make_pair
 from tests.plugin_support import install_example, on_path, write_bad_plugins
 from tests.workers_support import (
@@ -100,7 +100,7 @@ def test_spec_options_and_the_package_version_make_the_configuration(plugins, tm
 
 @pytest.mark.django_db
 def test_chosen_by_its_spec_in_paraeval_metrics_and_queued_on_its_queue(plugins, settings):
-    from scoring import dispatch
+    from scoring.pipeline import dispatch
 
     settings.PARAEVAL_METRICS = ["lev", "example_overlap[n=2]"]
     configs.forget_enabled()

@@ -11,8 +11,8 @@ from django.core.cache import cache
 from selenium.webdriver.common.by import By
 from selenium.webdriver.support.ui import Select
 
-from scoring.analysis.dataset import Filters
-from scoring.analysis.service import compute_meta, meta_options, shared_cache
+from scoring.reports.dataset import Filters
+from scoring.reports.service import compute_meta, meta_options, shared_cache
 from tests.builders import make_scored_campaign
 from tests.test_dashboard_browser import log_in_as_staff, wait
 

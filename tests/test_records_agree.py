@@ -8,10 +8,10 @@ import pytest
 from django.core.cache import cache
 from django.test import Client
 
-from annotate.exports.pseudonyms import volunteer_pseudonym
 from annotate.labels import Label
 from annotate.models import Campaign, Pair, Volunteer
-from scoring.analysis.service import campaign_report, shared_cache
+from annotate.pseudonyms import volunteer_pseudonym
+from scoring.reports.service import campaign_report, shared_cache
 from tests.api_support import staff_api, staff_user  # noqa: F401
 from tests.builders import make_campaign, make_judgement, make_pair, make_volunteer
 from tests.export_support import export_text, read_csv

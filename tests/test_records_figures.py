@@ -6,13 +6,13 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from scoring.analysis import dataset
-from scoring.analysis.dataset import Filters
 from scoring.analysis.meta import MetaOptions, meta_evaluation
-from scoring.analysis.meta_tables import meta_tables
 from scoring.analysis.report import ReportOptions, build_report
 from scoring.analysis.systems import system_view
-from scoring.analysis.tables import all_tables, tied_range
+from scoring.reports import dataset
+from scoring.reports.dataset import Filters
+from scoring.reports.meta_tables import meta_tables
+from scoring.reports.tables import all_tables, tied_range
 from tests.builders import make_scored_campaign
 
 

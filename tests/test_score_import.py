@@ -10,15 +10,15 @@ import pytest
 from django.core.cache import cache
 from django.core.management import CommandError, call_command
 
-from scoring import dispatch, runner
-from scoring.analysis.dataset import Filters
 from scoring.analysis.meta import MetaOptions
 from scoring.analysis.report import ScoreCounts
-from scoring.analysis.service import campaign_report, compute_meta, shared_cache
 from scoring.models import MetricConfig, QueuedScore, Score
+from scoring.pipeline import dispatch, runner
+from scoring.reports.dataset import Filters
+from scoring.reports.service import campaign_report, compute_meta, shared_cache
 from scoring.score_import import EXTERNAL_QUEUE, ScoreFileMetric, ScoreImportError, import_scores
 from tests.api_support import *  # noqa: F403
-from tests.builders import make_campaign, make_pair, make_scored_campaign
+from tests.builders import make_campaign, make_pair, make_scored_campaign, make_staff
 
 pytestmark = pytest.mark.django_db
 
@@ -304,7 +304,7 @@ def test_imported_scores_on_the_dashboard_data_and_in_the_export(client, django_
     built = make_scored_campaign()
     data = _csv([(pair.pk, index / 10) for index, pair in enumerate(built.pairs)])
     config = import_scores(built.campaign, data, "d.csv", ScoreFileMetric("mine", "2.1")).config
-    client.force_login(django_user_model.objects.create_user("s", password="pw", is_staff=True))
+    client.force_login(make_staff("s", "pw"))
     body = client.get(f"/staff/dashboard/data/?campaign={built.campaign.slug}").json()
     assert "mine 2.1 (imported)" in [metric["label"] for metric in body["metrics"]]
     assert body["results"][str(config.pk)]["all"]["n"] > 0

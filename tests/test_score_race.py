@@ -17,10 +17,10 @@ import pytest
 from django.db import connection
 from django.db.models import Count
 
-from scoring import configs, runner
 from scoring.metrics.base import ScoreOutcome
 from scoring.metrics.lexical import Levenshtein
 from scoring.models import Score
+from scoring.pipeline import configs, runner
 from tests.builders import make_campaign, make_pair
 
 pytestmark = [pytest.mark.postgres, pytest.mark.django_db(transaction=True)]

@@ -16,8 +16,8 @@ from django.utils import timezone
 from annotate.models import Pair
 from annotate.signals import announce_judgement_recorded, announce_pairs_created
 from paraeval import broker
-from scoring import configs, dispatch, runner, tasks
 from scoring.models import MetricConfig, QueuedScore, Score
+from scoring.pipeline import configs, dispatch, runner, tasks
 from tests.builders import make_campaign, make_judgement, make_pair, make_score, make_training_pairs
 from tests.workers_support import closed_port, messages_in, redis_transport_options, use_broker
 

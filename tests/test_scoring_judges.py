@@ -13,12 +13,12 @@ from pathlib import Path
 import pytest
 from django.core.management import CommandError, call_command
 
-from scoring import configs, dispatch, runner, status
 from scoring.metrics import fingerprint
 from scoring.metrics.judges import JudgeModel, parse_models
 from scoring.metrics.registry import InvalidSpec, build_specs, parse_spec
 from scoring.metrics.specs import Spec, SpecError, parse, split_list
 from scoring.models import MetricConfig, Score
+from scoring.pipeline import configs, dispatch, runner, status
 from tests.builders import make_campaign, make_pair
 
 pytestmark = pytest.mark.django_db

@@ -16,8 +16,8 @@ from annotate.models import Pair
 from annotate.signals import announce_judgement_recorded, announce_pairs_created
 from paraeval import broker
 from paraeval.celery import app
-from scoring import configs, dispatch, runner
 from scoring.models import MetricConfig, QueuedScore
+from scoring.pipeline import configs, dispatch, runner
 from tests.builders import make_campaign, make_judgement, make_pair, make_score
 from tests.workers_support import redis_transport_options, use_broker
 

@@ -10,10 +10,10 @@ import pytest
 from django.db import connection
 
 from annotate.models import Pair
-from scoring import configs, runner, worker
 from scoring.metrics.base import ScoreOutcome
 from scoring.metrics.lexical import Levenshtein, WordEditRate
 from scoring.models import MetricConfig, Score, WorkerHeartbeat
+from scoring.pipeline import configs, runner, worker
 from tests.builders import make_campaign, make_metric_config, make_pair, make_score, make_training_pairs
 from tests.worker_metrics import NeverAvailableMetric, PickyMetric
 

@@ -12,9 +12,9 @@ from django.core.management import CommandError, call_command
 from django.urls import reverse
 from django.utils import timezone
 
-from scoring import configs
 from scoring.models import MetricConfig, Score, WorkerHeartbeat
-from tests.builders import make_campaign, make_pair, make_score, make_training_pairs
+from scoring.pipeline import configs
+from tests.builders import make_campaign, make_pair, make_score, make_staff, make_training_pairs
 from tests.workers_support import closed_port, messages_in, redis_transport_options, use_broker
 
 pytestmark = pytest.mark.django_db
@@ -29,19 +29,19 @@ def enabled(settings):
 
 @pytest.fixture
 def staff_client(client):
-    user = get_user_model().objects.create_user("staff", password="pw-for-tests", is_staff=True)
+    user = make_staff("staff", "pw-for-tests")
     client.force_login(user)
     return client
 
 
 def test_the_status_page_is_for_staff_only(client) -> None:
-    for name in ("scoring:status", "scoring:status_json"):
+    for name in ("staff:status", "staff:status-json"):
         response = client.get(reverse(name))
         assert response.status_code == 302
         assert "/admin/login/" in response["Location"]
     volunteer_like = get_user_model().objects.create_user("someone", password="pw-for-tests")
     client.force_login(volunteer_like)
-    assert client.get(reverse("scoring:status")).status_code == 302
+    assert client.get(reverse("staff:status")).status_code == 302
 
 
 def test_the_status_reports_scores_workers_queues_and_throughput(enabled, staff_client, queue_dir: Path) -> None:
@@ -60,12 +60,12 @@ def test_the_status_reports_scores_workers_queues_and_throughput(enabled, staff_
     now = timezone.now()
     WorkerHeartbeat.objects.create(hostname="alive@node", queues="llm,cpu", pid=11, last_seen=now)
     WorkerHeartbeat.objects.create(hostname="gone@node", queues="cpu", pid=12, last_seen=now - timedelta(minutes=5))
-    from scoring import dispatch
+    from scoring.pipeline import dispatch
 
     dispatch.queue_missing([pairs[3].pk])  # wer and test_picky for one pair: one message on cpu
     dispatch.queue_missing([pairs[2].pk])  # and another for another pair
 
-    data = staff_client.get(reverse("scoring:status_json")).json()
+    data = staff_client.get(reverse("staff:status-json")).json()
 
     # Every queue: cpu, llm and one per judge model (the embedded SmolLM2 by default).
     assert data["queues"] == {"cpu": 2, "llm": 0, "llm.smollm2": 0}
@@ -92,18 +92,18 @@ def test_the_status_reports_scores_workers_queues_and_throughput(enabled, staff_
     assert data["throughput"]["llm"] == {"1": 0.0, "5": 0.0, "15": 0.0}
     assert sum(data["series"]["counts"]["cpu"]) == 6
 
-    page = staff_client.get(reverse("scoring:status"))
+    page = staff_client.get(reverse("staff:status"))
     assert page.status_code == 200
     html = page.content.decode()
     for text in ("alive@node", "silent", "lev[old] (not enabled)", "not_a_metric is enabled but cannot be built"):
         assert text in html
-    assert reverse("scoring:status_json") in html
+    assert reverse("staff:status-json") in html
 
 
 def test_the_status_page_survives_an_unreachable_broker(enabled, staff_client) -> None:
     with use_broker(f"redis://127.0.0.1:{closed_port()}/0", redis_transport_options(60)):
-        data = staff_client.get(reverse("scoring:status_json")).json()
-        page = staff_client.get(reverse("scoring:status"))
+        data = staff_client.get(reverse("staff:status-json")).json()
+        page = staff_client.get(reverse("staff:status"))
     assert data["queues"] is None
     assert "Connection refused" in data["broker_error"]
     assert page.status_code == 200 and "Broker unreachable" in page.content.decode()

@@ -8,7 +8,6 @@ blocked scripts, styles, images, fonts, frames and inline style attributes.
 from __future__ import annotations
 
 import pytest
-from django.contrib.auth import get_user_model
 from django.core.cache import cache
 from selenium.webdriver.common.by import By
 from selenium.webdriver.remote.webdriver import WebDriver
@@ -16,7 +15,7 @@ from selenium.webdriver.support import expected_conditions as ec
 from selenium.webdriver.support.ui import WebDriverWait
 
 from tests.browser_support import navigation
-from tests.builders import make_scored_campaign, make_volunteer
+from tests.builders import make_scored_campaign, make_staff, make_volunteer
 
 pytestmark = [pytest.mark.browser, pytest.mark.django_db(transaction=True)]
 
@@ -41,7 +40,7 @@ def violations(browser: WebDriver) -> list[str]:
 def test_no_page_breaks_the_content_security_policy(browser: WebDriver, live_server, artifacts_dir) -> None:
     cache.clear()
     built = make_scored_campaign(slug="csp-demo", name="CSP demo", judges=3, judges_per_pair=4)
-    get_user_model().objects.create_user("staff", password=PASSWORD, is_staff=True)
+    make_staff("staff", PASSWORD)
     browser.execute_cdp_cmd("Page.addScriptToEvaluateOnNewDocument", {"source": LISTENER})
     seen: dict[str, list[str]] = {}
 

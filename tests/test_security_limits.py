@@ -30,7 +30,7 @@ from paraeval.cache import SharedFileCache
 from paraeval.ratelimit import client_ip
 from tests.api_support import *  # noqa: F403
 from tests.api_support import token_client
-from tests.builders import make_campaign, make_pair
+from tests.builders import make_campaign, make_pair, make_staff
 
 pytestmark = pytest.mark.django_db
 
@@ -127,7 +127,7 @@ LOCKOUT = {"PARAEVAL_LOGIN_FAILURE_LIMIT": 5, "PARAEVAL_LOGIN_LOCKOUT_MINUTES": 
 
 @override_settings(**LOCKOUT)
 def test_admin_login_locks_an_address_and_user_name_after_five_failures(django_user_model) -> None:
-    django_user_model.objects.create_user("staff", password="right-password-123", is_staff=True)
+    make_staff("staff", "right-password-123")
     client = Client(REMOTE_ADDR="203.0.113.7")
 
     def log_in(username: str, password: str):  # type: ignore[no-untyped-def]
@@ -143,7 +143,7 @@ def test_admin_login_locks_an_address_and_user_name_after_five_failures(django_u
     assert "Too many failed logins for “staff” from your address (5 in a row)." in page
     assert "Try again in 15 minutes" in page
     # The same account from another address, and another account from this one, still log in.
-    django_user_model.objects.create_user("other", password="other-password-123", is_staff=True)
+    make_staff("other", "other-password-123")
     assert log_in("other", "other-password-123").status_code == 302
     elsewhere = Client(REMOTE_ADDR="198.51.100.9").post(
         "/admin/login/?next=/admin/", {"username": "staff", "password": "right-password-123"}

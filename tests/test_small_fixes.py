@@ -122,7 +122,7 @@ def test_a_lab_volunteer_in_a_platform_campaign_has_no_return_link(client: Clien
 
 
 def test_the_api_docs_example_works_on_the_demo_campaign(staff_api) -> None:  # type: ignore[no-untyped-def]
-    from annotate.api.views import CAMPAIGN_EXAMPLE, PAIRS_EXAMPLE
+    from api.views import CAMPAIGN_EXAMPLE, PAIRS_EXAMPLE
 
     make_campaign(slug="demo")
     answer = staff_api.post("/api/pairs/", PAIRS_EXAMPLE.value, format="json")

@@ -11,7 +11,6 @@ import re
 from pathlib import Path
 
 import pytest
-from django.contrib.auth import get_user_model
 from django.core.cache import cache, caches
 from django.core.management import call_command
 from selenium.webdriver.common.by import By
@@ -28,6 +27,7 @@ from tests.builders import (
     make_pair,
     make_score,
     make_scored_campaign,
+    make_staff,
     make_volunteer,
 )
 from tests.test_campaign_staff_quality import study
@@ -62,7 +62,7 @@ def window(browser: WebDriver, size: tuple[int, int]) -> None:
 
 
 def log_in(browser: WebDriver, live_server, next_path: str) -> None:
-    get_user_model().objects.create_user("staff", password=PASSWORD, is_staff=True, is_superuser=True)
+    make_staff("staff", PASSWORD, superuser=True)
     browser.get(f"{live_server.url}/admin/login/?next={next_path}")
     browser.find_element(By.ID, "id_username").send_keys("staff")
     browser.find_element(By.ID, "id_password").send_keys(PASSWORD)
@@ -115,7 +115,7 @@ def test_a_visitor_sees_a_neutral_home_and_the_docs_ask_for_a_login(browser, liv
     # The API docs send a visitor to the login page, and back to the docs after it.
     browser.get(f"{live_server.url}/api/docs/")
     assert browser.current_url == f"{live_server.url}/admin/login/?next=/api/docs/"
-    get_user_model().objects.create_user("staff", password=PASSWORD, is_staff=True)
+    make_staff("staff", PASSWORD)
     browser.find_element(By.ID, "id_username").send_keys("staff")
     browser.find_element(By.ID, "id_password").send_keys(PASSWORD)
     with navigation(browser):
@@ -177,7 +177,7 @@ def test_every_staff_page_has_one_navigation_bar_and_leads_on(browser, live_serv
 def test_the_status_page_says_nothing_pending_when_all_is_scored(
     browser, live_server, artifacts_dir, settings, queue_dir
 ):
-    from scoring import configs
+    from scoring.pipeline import configs
 
     settings.PARAEVAL_METRICS = ["lev"]
     campaign = make_campaign(slug="done")

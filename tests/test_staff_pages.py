@@ -10,12 +10,13 @@ from django.contrib.auth import get_user_model
 from django.core.cache import cache, caches
 from pytest_django.asserts import assertContains, assertNotContains
 
-from scoring.analysis.tables import agreement_table
+from scoring.reports.tables import agreement_table
 from tests.builders import (
     make_campaign,
     make_judgement,
     make_pair,
     make_score,
+    make_staff,
     make_training_pairs,
     make_volunteer,
 )
@@ -43,7 +44,7 @@ def _site(settings) -> None:
 
 @pytest.fixture
 def staff_client(client):  # type: ignore[no-untyped-def]
-    user = get_user_model().objects.create_user("researcher", password="pw-for-tests", is_staff=True)
+    user = make_staff("researcher", "pw-for-tests")
     client.force_login(user)
     return client
 
@@ -255,7 +256,7 @@ def test_dashboard_has_jsonl_export_buttons_and_the_nav(staff_client, campaigns)
 
 
 def _scored(done: int, total: int, metrics: tuple[str, ...]) -> list:
-    from scoring import configs
+    from scoring.pipeline import configs
 
     campaign = make_campaign(slug="scored")
     pairs = [make_pair(campaign) for _ in range(total)]

@@ -6,19 +6,26 @@ from __future__ import annotations
 import datetime
 
 import pytest
-from django.contrib.auth import get_user_model
 from django.test import Client
 
-from annotate.exports.pseudonyms import volunteer_pseudonym
 from annotate.models import Judgement
-from tests.builders import make_campaign, make_judgement, make_metric_config, make_pair, make_score, make_volunteer
+from annotate.pseudonyms import volunteer_pseudonym
+from tests.builders import (
+    make_campaign,
+    make_judgement,
+    make_metric_config,
+    make_pair,
+    make_score,
+    make_staff,
+    make_volunteer,
+)
 
 pytestmark = pytest.mark.django_db
 
 
 @pytest.fixture
 def staff_client() -> Client:
-    user = get_user_model().objects.create_user("inspector", password="x", is_staff=True, is_superuser=True)
+    user = make_staff("inspector", "x", superuser=True)
     client = Client()
     client.force_login(user)
     return client

@@ -63,7 +63,7 @@ def test_the_dashboard_leads_to_pairs_from_its_worst_disagreements_and_its_point
     from django.core.cache import cache
     from selenium.webdriver.common.action_chains import ActionChains
 
-    from scoring.analysis.service import shared_cache
+    from scoring.reports.service import shared_cache
     from tests.builders import make_scored_campaign
     from tests.test_staff_browser import wait
 

@@ -10,10 +10,11 @@ from django.contrib.auth import get_user_model
 from django.core.files.uploadedfile import SimpleUploadedFile
 from django.test import Client
 
-from annotate import upload_views, uploads
+from annotate import uploads
 from annotate.models import Pair, PairUpload
 from paraeval import broker
-from tests.builders import make_campaign, make_pair
+from staff.views import uploads as upload_views
+from tests.builders import make_campaign, make_pair, make_staff
 
 pytestmark = pytest.mark.django_db
 
@@ -42,7 +43,7 @@ MAPPING = {
 
 @pytest.fixture
 def staff_client() -> Client:
-    user = get_user_model().objects.create_user("uploader", password="x", is_staff=True)
+    user = make_staff("uploader", "x")
     client = Client()
     client.force_login(user)
     return client

@@ -19,8 +19,8 @@ from django.test import Client
 from annotate.importers import import_records
 from annotate.models import Judgement, Pair
 from paraeval import broker
-from scoring import dispatch
 from scoring.models import QueuedScore, Score
+from scoring.pipeline import dispatch
 from tests.builders import make_campaign, make_training_pairs
 from tests.workers_support import (
     WorkerProcess,

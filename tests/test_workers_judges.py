@@ -13,15 +13,14 @@ from pathlib import Path
 
 import pytest
 import redis
-from django.contrib.auth import get_user_model
 from django.test import Client
 from django.urls import reverse
 
 from paraeval import broker
-from scoring import dispatch
 from scoring.metrics.judges import parse_models
 from scoring.models import MetricConfig, Score
-from tests.builders import make_campaign, make_pair
+from scoring.pipeline import dispatch
+from tests.builders import make_campaign, make_pair, make_staff
 from tests.judge_models import save_tiny_mistral
 from tests.workers_support import (
     WorkerProcess,
@@ -92,15 +91,15 @@ def test_each_judge_model_is_scored_through_its_own_queue_by_a_worker_that_loads
             what="six scores from the two model workers\n" + "\n".join(w.log()[-2000:] for w in workers),
         )
         # The status page lists both model queues, each with its live worker and what it serves.
-        staff = get_user_model().objects.create_user("staff", password="pw-for-tests", is_staff=True)
+        staff = make_staff("staff", "pw-for-tests")
         client = Client()
         client.force_login(staff)
         wait_for(
-            lambda: client.get(reverse("scoring:status_json")).json()["workers_alive"] == 2,
+            lambda: client.get(reverse("staff:status-json")).json()["workers_alive"] == 2,
             timeout=30,
             what="both heartbeats",
         )
-        data = client.get(reverse("scoring:status_json")).json()
+        data = client.get(reverse("staff:status-json")).json()
         rows = {row["queue"]: row for row in data["queue_status"]}
         assert list(rows) == ["cpu", "llm", "llm.smollm2", "llm.tiny"]
         assert (rows["llm.smollm2"]["waiting"], rows["llm.smollm2"]["workers_alive"]) == (0, 1)
@@ -113,7 +112,7 @@ def test_each_judge_model_is_scored_through_its_own_queue_by_a_worker_that_loads
             "parapluie_direct[SmolLM2-135M-Instruct]": (3, 0, "llm.smollm2"),
             "parapluie_direct[tiny-mistral]": (3, 0, "llm.tiny"),
         }
-        page = client.get(reverse("scoring:status")).content.decode()
+        page = client.get(reverse("staff:status")).content.decode()
         assert '<tr data-queue="llm.tiny">' in page and '<tr data-queue="llm.smollm2">' in page
     finally:
         for worker in workers:

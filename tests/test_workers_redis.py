@@ -19,8 +19,8 @@ from django.utils import timezone
 
 from annotate.importers import import_records
 from annotate.models import Campaign, Judgement, Pair
-from scoring import dispatch
 from scoring.models import MetricConfig, Score, WorkerHeartbeat
+from scoring.pipeline import dispatch
 from tests.builders import make_campaign, make_training_pairs
 from tests.workers_support import (
     WorkerProcess,

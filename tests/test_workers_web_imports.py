@@ -42,7 +42,8 @@ walk(get_resolver().url_patterns)
 from django.contrib.auth import get_user_model
 from django.test import Client
 from annotate.models import Campaign, Pair
-from scoring import configs, dispatch
+from scoring.pipeline import configs
+from scoring.pipeline import dispatch
 
 campaign = Campaign.objects.create(slug="web", name="Web")
 pairs = Pair.objects.bulk_create([Pair(campaign=campaign, source=f"A {i}.", hypothesis=f"B {i}.") for i in range(3)])
@@ -57,7 +58,7 @@ status = client.get("/staff/status.json").status_code
 page = client.get("/staff/status/").status_code
 
 heavy = sorted({name.split(".")[0] for name in sys.modules} & set(HEAVY))
-worker_side = sorted(name for name in sys.modules if name in ("scoring.runner", "scoring.tasks"))
+worker_side = sorted(name for name in sys.modules if name in ("scoring.pipeline.runner", "scoring.pipeline.tasks"))
 print(json.dumps({"views": sorted(views), "metrics": len(hashes), "sent": result.sent, "status": [status, page],
                   "heavy": heavy, "worker_side": worker_side}))
 """
@@ -82,6 +83,6 @@ def test_the_web_process_never_imports_torch(tmp_path: Path) -> None:
 
     assert report["heavy"] == [], f"the web process imported {report['heavy']}"
     assert report["worker_side"] == [], f"the web process imported the worker's {report['worker_side']}"
-    assert "scoring.views.status" in report["views"] and "annotate.views" in report["views"]
+    assert "staff.views.status" in report["views"] and "annotate.views" in report["views"]
     assert report["metrics"] >= 2 and report["sent"] >= 2  # the dispatch path really ran
     assert report["status"] == [200, 200]

@@ -24,10 +24,10 @@ from typing import Any, TypeVar
 from django.db.models import Case, Count, When
 
 from annotate.aggregation import PairVerdict, verdict
-from annotate.exports.pseudonyms import volunteer_pseudonym
 from annotate.exports.scores import score_source
 from annotate.labels import LABEL_ORDER, Label, is_paraphrase
 from annotate.models import Campaign, Judgement, Pair
+from annotate.pseudonyms import volunteer_pseudonym
 from annotate.quality import campaign_quality, excluded_volunteer_ids
 
 Row = dict[str, Any]

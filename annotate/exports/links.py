@@ -25,7 +25,7 @@ class ExportLink:
 
 def export_links(slug: str) -> tuple[ExportLink, ...]:
     """The four downloads of a campaign: pairs and judgements, each as CSV and JSONL."""
-    base = reverse("exports:campaign-export", args=[slug])
+    base = reverse("staff:campaign-export", args=[slug])
     return tuple(
         ExportLink(level, format, f"{base}?level={level}&format={format}")
         for level in EXPORT_LEVELS

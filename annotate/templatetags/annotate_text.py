@@ -5,7 +5,7 @@ from __future__ import annotations
 from django import template
 
 from annotate import label_text as texts
-from annotate.exports.pseudonyms import volunteer_pseudonym
+from annotate.pseudonyms import volunteer_pseudonym
 
 register = template.Library()
 

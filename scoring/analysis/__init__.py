@@ -15,6 +15,6 @@ Pure modules (NumPy / SciPy / scikit-learn / krippendorff, no Django):
 
 Django-facing: ``dataset`` (loads one campaign into the pure input) and ``service`` (the
 report and the meta-evaluation of a campaign: filters, data version, cache, the cpu-queue
-tasks sent by name). The tasks (``scoring.analysis_tasks``) call the service, never the
+tasks sent by name). The tasks (``scoring.reports.tasks``) call the service, never the
 reverse: import-linter contracts in ``pyproject.toml`` keep that one way and forbid cycles.
 """

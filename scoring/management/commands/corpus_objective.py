@@ -22,7 +22,7 @@ class Command(BaseCommand):
         parser.add_argument("assignments", nargs="*", help="ORIGIN=classify|minimise|maximise|none")
 
     def handle(self, *args: Any, **options: Any) -> None:
-        from scoring.analysis.paraphrasus_service import ObjectiveError, campaign_origins, objectives, set_objectives
+        from scoring.reports.paraphrasus import ObjectiveError, campaign_origins, objectives, set_objectives
 
         campaign = Campaign.objects.filter(slug=options["campaign"]).first()
         if campaign is None:

@@ -12,13 +12,13 @@ from django.core.management.base import BaseCommand, CommandError, CommandParser
 
 from annotate.labels import EnglishLevel
 from annotate.models import Campaign
-from scoring.analysis.dataset import Filters
 from scoring.analysis.distance_bins import MAX_BINS
-from scoring.analysis.formats import FORMATS, render
 from scoring.analysis.labels import Reference
 from scoring.analysis.report import AnalysisInput
-from scoring.analysis.service import CampaignReport, FilterError, campaign_report, default_resamples
-from scoring.analysis.tables import all_tables
+from scoring.reports.dataset import Filters
+from scoring.reports.formats import FORMATS, render
+from scoring.reports.service import CampaignReport, FilterError, campaign_report, default_resamples
+from scoring.reports.tables import all_tables
 
 
 def _day(value: str) -> datetime.date:
@@ -178,7 +178,7 @@ class Command(BaseCommand):
         self.stdout.write(render(tables, options["format"], self._preamble(result)), ending="")
 
     def _paraphrasus(self, campaign: Campaign, options: dict[str, Any]) -> None:
-        from scoring.analysis.paraphrasus_service import ObjectiveError, campaign_paraphrasus, paraphrasus_table
+        from scoring.reports.paraphrasus import ObjectiveError, campaign_paraphrasus, paraphrasus_table
 
         ignored = [
             name for name in ("origin", "ids", "ids_file", "english_level", "date_from", "date_to") if options[name]
@@ -218,7 +218,7 @@ class Command(BaseCommand):
         cls, campaign: Campaign, result: CampaignReport, options: dict[str, Any], wanted: list[str]
     ) -> list:
         from scoring.analysis.meta import distance_bin_view
-        from scoring.analysis.meta_tables import distance_bin_table
+        from scoring.reports.meta_tables import distance_bin_table
 
         data = cls._data(campaign, result.filters, wanted)
         view = distance_bin_view(data, result.filters.reference, options["bins"])
@@ -227,7 +227,7 @@ class Command(BaseCommand):
     @staticmethod
     def _data(campaign: Campaign, filters: Filters, wanted: list[str]) -> AnalysisInput:
         """The campaign's arrays under the report's filters, with the metrics of --metrics."""
-        from scoring.analysis import dataset
+        from scoring.reports import dataset
 
         data = dataset.load(campaign, filters)
         if wanted:
@@ -245,7 +245,7 @@ class Command(BaseCommand):
         cls, campaign: Campaign, result: CampaignReport, options: dict[str, Any], wanted: list[str]
     ) -> list:
         from scoring.analysis.meta import MetaOptions, meta_evaluation
-        from scoring.analysis.meta_tables import meta_tables
+        from scoring.reports.meta_tables import meta_tables
 
         data = cls._data(campaign, result.filters, wanted)
         bootstrap = result.report.bootstrap

@@ -13,7 +13,7 @@ from typing import Any
 from django.core.management.base import BaseCommand, CommandError, CommandParser
 
 from annotate.models import Campaign
-from scoring import generation
+from scoring.generation import candidates as generation
 from scoring.metrics.judges import configured_models
 from scoring.metrics.specs import split_list
 
@@ -71,7 +71,7 @@ class Command(BaseCommand):
                 f"(queues: {', '.join(sorted({task.generator.judge().queue for task in tasks}))})"
             )
             return
-        from scoring.generation_run import generate_missing  # loads the model: only here, on demand
+        from scoring.generation.run import generate_missing  # loads the model: only here, on demand
 
         for task in tasks:
             summary = generate_missing(campaign.pk, task.generator, task.sources)

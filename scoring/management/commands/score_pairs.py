@@ -14,10 +14,10 @@ from django.core.management.base import BaseCommand, CommandError, CommandParser
 from tqdm import tqdm
 
 from annotate.models import Campaign, Pair
-from scoring import configs, runner
 from scoring.metrics.base import Metric
 from scoring.metrics.registry import InvalidSpec, UnknownMetric
 from scoring.metrics.specs import split_list
+from scoring.pipeline import configs, runner
 
 
 class Command(BaseCommand):

@@ -13,8 +13,8 @@ from typing import Any
 
 from django.core.management.base import BaseCommand, CommandError, CommandParser
 
-from scoring import configs
 from scoring.metrics.judges import configured_models
+from scoring.pipeline import configs
 
 
 class Command(BaseCommand):

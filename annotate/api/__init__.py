@@ -1,1 +1,0 @@
-"""REST API of the annotate app: campaigns, pairs (bulk import), judgements, exports."""

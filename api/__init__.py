@@ -1,0 +1,1 @@
+"""The REST API (Django REST Framework) over campaigns, pairs, judgements, metric configurations and scores."""

@@ -1,1 +1,0 @@
-"""REST API of the scoring app: metric configurations, scores and the agreement report."""

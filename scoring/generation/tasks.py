@@ -1,0 +1,40 @@
+"""The Celery task that generates candidate paraphrases, on the generator model's queue.
+
+Acknowledged late: a worker killed mid-batch leaves its message to another worker, which
+generates only the candidates not stored yet (:func:`scoring.generation.run.generate_missing`).
+"""
+
+from __future__ import annotations
+
+import logging
+from typing import Any
+
+from celery import shared_task
+
+from annotate.models import Campaign
+
+logger = logging.getLogger(__name__)
+
+
+@shared_task(name="scoring.tasks.generate_candidates", ignore_result=True, acks_late=True, reject_on_worker_lost=True)
+def generate_candidates(
+    campaign_id: int, template: str, model: str, settings: dict[str, Any], sources: list[str]
+) -> dict[str, object] | None:
+    """Generate one candidate per source with ``template`` x ``model`` and store each once."""
+    from scoring.generation.candidates import GenerationSettings, Generator
+    from scoring.generation.run import generate_missing
+
+    if not Campaign.objects.filter(pk=campaign_id).exists():
+        return None  # deleted meanwhile
+    generator = Generator(template, model, GenerationSettings(**settings))
+    summary = generate_missing(campaign_id, generator, sources)
+    logger.info(
+        "generated %d candidates with %s (%d stored, %d already there, %d empty) in %.1f s",
+        summary.generated,
+        summary.system,
+        summary.stored,
+        summary.already,
+        summary.empty,
+        summary.seconds,
+    )
+    return summary.as_dict()

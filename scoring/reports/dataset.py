@@ -1,0 +1,375 @@
+"""Load one campaign from the database into the pure :class:`~scoring.analysis.report.AnalysisInput`.
+
+The only module of ``scoring.analysis`` that imports Django. A fixed number of queries
+whatever the campaign size (pairs, judgements, training answers, volunteers, metric
+configurations, scores), each a flat ``values_list`` read straight into arrays.
+
+Check pairs (attention checks) and check answers never enter an analysis; with
+``Filters.exclude_flagged`` the judgements of the volunteers that
+:func:`annotate.quality.excluded_volunteer_ids` names are left out of every analysis too.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import time as time_module
+from collections.abc import Iterable
+from dataclasses import dataclass
+from datetime import date, datetime, time, timedelta
+from typing import Any
+
+import numpy as np
+from django.core.cache import cache
+from django.db.models import Case, Count, Exists, F, FloatField, Func, Max, OuterRef, Q, Subquery, Sum, When
+from django.utils import timezone
+
+from annotate.labels import EnglishLevel
+from annotate.models import Campaign, Judgement, Pair, Volunteer
+from annotate.pseudonyms import volunteer_pseudonym
+from annotate.quality import excluded_volunteer_ids
+from scoring.analysis.labels import LABEL_CODES, Reference
+from scoring.analysis.report import AnalysisInput, JudgementRows, MetricInfo, VolunteerInfo
+from scoring.metrics.lexical import normalised_char_distance
+from scoring.models import MetricConfig, Score
+from scoring.reports.state import state_key
+
+
+class EpochSeconds(Func):
+    """Seconds since the epoch of a datetime column, computed by the database (a float)."""
+
+    output_field = FloatField()
+
+    def as_postgresql(self, compiler: Any, connection: Any, **extra: Any) -> Any:
+        return self.as_sql(compiler, connection, template="EXTRACT(EPOCH FROM %(expressions)s)::float8", **extra)
+
+    def as_sqlite(self, compiler: Any, connection: Any, **extra: Any) -> Any:
+        # SQLite keeps UTC datetimes as text; julianday() reads them (2440587.5 = 1970-01-01).
+        template = "((julianday(%(expressions)s) - 2440587.5) * 86400.0)"
+        return self.as_sql(compiler, connection, template=template, **extra)
+
+
+class FilterError(ValueError):
+    """A filter value that cannot be used; the message names the filter."""
+
+
+@dataclass(frozen=True)
+class Filters:
+    """Which pairs and judgements a report is based on."""
+
+    reference: Reference = Reference.VOLUNTEERS
+    origin: str | None = None  # one corpus; None = all
+    english_level: str | None = None  # only judgements of volunteers with this level
+    date_from: date | None = None  # judgements answered on or after this day (TIME_ZONE)
+    date_to: date | None = None  # ... and on or before this day
+    exclude_flagged: bool = False  # leave out the volunteers the campaign's quality rule excludes
+    pair_ids: tuple[int, ...] | None = None  # only these pairs (sorted); None = all
+
+    @classmethod
+    def build(
+        cls,
+        reference: str = Reference.VOLUNTEERS.value,
+        origin: str | None = None,
+        english_level: str | None = None,
+        date_from: date | None = None,
+        date_to: date | None = None,
+        exclude_flagged: bool = False,
+        pair_ids: Iterable[int] | None = None,
+    ) -> Filters:
+        """Checked filters; :class:`FilterError` names the first bad one."""
+        try:
+            checked_reference = Reference(reference)
+        except ValueError:
+            choices = ", ".join(r.value for r in Reference)
+            raise FilterError(f"reference: {reference!r} is not one of {choices}") from None
+        if english_level is not None and english_level not in {level.value for level in EnglishLevel}:
+            choices = ", ".join(level.value for level in EnglishLevel)
+            raise FilterError(f"english_level: {english_level!r} is not one of {choices}")
+        for name, value in (("date_from", date_from), ("date_to", date_to)):
+            if value is not None and (not isinstance(value, date) or isinstance(value, datetime)):
+                raise FilterError(f"{name}: expected a date, got {type(value).__name__}")
+        if date_from and date_to and date_from > date_to:
+            raise FilterError(f"date_to: {date_to} is before date_from {date_from}")
+        if not isinstance(exclude_flagged, bool):
+            raise FilterError(f"exclude_flagged: expected true or false, got {exclude_flagged!r}")
+        ids = None
+        if pair_ids is not None:
+            ids = tuple(sorted({int(pk) for pk in pair_ids}))
+            if not ids:
+                raise FilterError("pair_ids: no pair id given")
+        return cls(checked_reference, origin or None, english_level or None, date_from, date_to, exclude_flagged, ids)
+
+    @classmethod
+    def from_dict(cls, values: dict[str, Any]) -> Filters:
+        """Filters back from :meth:`as_dict` (a task's JSON arguments), checked again."""
+        return cls.build(
+            values.get("reference") or Reference.VOLUNTEERS.value,
+            values.get("origin"),
+            values.get("english_level"),
+            date.fromisoformat(values["date_from"]) if values.get("date_from") else None,
+            date.fromisoformat(values["date_to"]) if values.get("date_to") else None,
+            bool(values.get("exclude_flagged", False)),
+            values.get("pair_ids"),
+        )
+
+    def as_dict(self) -> dict[str, Any]:
+        return {
+            "reference": self.reference.value,
+            "origin": self.origin,
+            "english_level": self.english_level,
+            "date_from": self.date_from.isoformat() if self.date_from else None,
+            "date_to": self.date_to.isoformat() if self.date_to else None,
+            "exclude_flagged": self.exclude_flagged,
+            # Only when set: the dashboard and the API never subset by ids.
+            **({"pair_ids": list(self.pair_ids)} if self.pair_ids is not None else {}),
+        }
+
+    def judgement_q(self, prefix: str = "") -> Q:
+        """Conditions on Judgement rows (``prefix`` when reached through a relation)."""
+        q = Q()
+        if self.english_level:
+            q &= Q(**{f"{prefix}volunteer__english_level": self.english_level})
+        if self.date_from:
+            start = timezone.make_aware(datetime.combine(self.date_from, time.min))
+            q &= Q(**{f"{prefix}answered_at__gte": start})
+        if self.date_to:
+            # Before the next midnight: an index range instead of a per-row date conversion.
+            end = timezone.make_aware(datetime.combine(self.date_to + timedelta(days=1), time.min))
+            q &= Q(**{f"{prefix}answered_at__lt": end})
+        return q
+
+
+@dataclass(frozen=True)
+class DataState:
+    """What changes when anything a report depends on changes (cheap to read)."""
+
+    campaign: Campaign
+    fingerprint: dict[str, Any]
+    last_changed: datetime | None
+
+    def version(self, *parts: object) -> str:
+        payload = json.dumps([self.fingerprint, *parts], sort_keys=True, default=str)
+        return hashlib.sha256(payload.encode()).hexdigest()[:20]
+
+
+# A campaign's fingerprint is recomputed at least this often even when the change stamp
+# says nothing happened, to catch what the stamp cannot see (a deleted judgement, an edited
+# label or gold label). Inserts and recomputed scores are seen at once.
+FULL_CHECK_SECONDS = 60
+
+
+def change_stamp() -> tuple[Any, ...]:
+    """Largest ids and latest score time across all campaigns: index lookups, one query.
+
+    Any new judgement, score, pair, volunteer or metric configuration, and any score that
+    was recomputed, changes it.
+    """
+    latest = {
+        "j": Judgement.objects.order_by("-id").values("id")[:1],
+        "s": Score.objects.order_by("-id").values("id")[:1],
+        "t": Score.objects.order_by("-computed_at").values("computed_at")[:1],
+        "p": Pair.objects.order_by("-id").values("id")[:1],
+        "v": Volunteer.objects.order_by("-id").values("id")[:1],
+        "m": MetricConfig.objects.order_by("-id").values("id")[:1],
+    }
+    # One SELECT of six scalar subqueries, hung on any single row (the campaign table may be empty).
+    row = (
+        Campaign.objects.annotate(**{name: Subquery(query) for name, query in latest.items()})
+        .values_list(*latest)
+        .order_by()[:1]
+    )
+    values = list(row)
+    return tuple(values[0]) if values else ()
+
+
+def _fingerprint(campaign: Campaign) -> tuple[dict[str, Any], datetime | None]:
+    """Counts, largest ids and latest timestamps of everything a report of ``campaign`` reads
+    (one aggregate scan per table). A metric configuration enters through its scores."""
+    judgements = Judgement.objects.filter(pair__campaign=campaign).aggregate(
+        count=Count("id"), last_id=Max("id"), last=Max("answered_at")
+    )
+    scores = Score.objects.filter(pair__campaign=campaign).aggregate(
+        count=Count("id"),
+        last_id=Max("id"),
+        last=Max("computed_at"),
+        failed=Count("id", filter=Q(status=Score.Status.FAILED)),
+    )
+    pairs = Pair.objects.filter(campaign=campaign).aggregate(
+        count=Count("id"),
+        last_id=Max("id"),
+        last=Max("created_at"),
+        gold=Count("id", filter=Q(gold_label=True)),
+        gold_any=Count("gold_label"),
+        graded=Count("gold_score"),
+    )
+    # Who is excluded follows from the judgements (above), the campaign's rule and the staff
+    # overrides: the overrides enter as counts and id sums, in the same scan.
+    volunteers = Volunteer.objects.filter(campaign=campaign).aggregate(
+        count=Count("id"),
+        last_id=Max("id"),
+        kept=Count("id", filter=Q(exclusion_override="include")),
+        kept_ids=Sum("id", filter=Q(exclusion_override="include")),
+        dropped=Count("id", filter=Q(exclusion_override="exclude")),
+        dropped_ids=Sum("id", filter=Q(exclusion_override="exclude")),
+    )
+    rule = [campaign.exclude_failed_checks, campaign.exclude_median_seconds, campaign.exclude_same_answer_share]
+    fingerprint = {
+        "campaign": [campaign.pk, campaign.created_at.isoformat()],
+        "judgements": judgements,
+        "scores": scores,
+        "pairs": pairs,
+        "volunteers": volunteers,
+        "rule": rule,
+    }
+    moments = [moment for moment in (judgements["last"], scores["last"], pairs["last"]) if moment is not None]
+    return fingerprint, max(moments) if moments else None
+
+
+def data_state(campaign_id: int, *, fresh: bool = False) -> DataState:
+    """What a report of the campaign depends on, cheaply.
+
+    The campaign's fingerprint (one aggregate scan of its judgements, scores, pairs and
+    volunteers) is kept in the cache together with the global :func:`change_stamp` it was
+    computed at. While the stamp is unchanged, and for at most ``FULL_CHECK_SECONDS``, the
+    fingerprint is reused: an unchanged campaign costs one indexed query per poll. ``fresh``
+    (the workers that compute analyses) always scans: the stamp misses edits of the campaign's
+    exclusion rule and overrides, and a worker must not label a result with an older version.
+    Raises ``Campaign.DoesNotExist``.
+    """
+    stamp = change_stamp()
+    key = state_key(campaign_id)
+    cached = cache.get(key)
+    now = time_module.time()  # wall clock: the cache may be shared between processes
+    if not fresh and cached is not None and cached["stamp"] == stamp and now - cached["at"] < FULL_CHECK_SECONDS:
+        return cached["state"]
+    campaign = Campaign.objects.get(pk=campaign_id)
+    fingerprint, last_changed = _fingerprint(campaign)
+    state = DataState(campaign=campaign, fingerprint=fingerprint, last_changed=last_changed)
+    cache.set(key, {"stamp": stamp, "at": now, "state": state}, FULL_CHECK_SECONDS)
+    return state
+
+
+def load(campaign: Campaign, filters: Filters) -> AnalysisInput:
+    """Read the campaign's pairs, judgements, volunteers and scores (after ``filters``)."""
+    pair_q = Q(campaign=campaign, is_training=False, is_check=False)
+    if filters.origin is not None:
+        pair_q &= Q(origin=filters.origin)
+    if filters.pair_ids is not None:
+        pair_q &= Q(id__in=filters.pair_ids)
+    pair_rows = list(
+        Pair.objects.filter(pair_q)
+        .order_by("id")
+        .values_list("id", "origin", "source", "hypothesis", "gold_label", "gold_score", "system", "external_id")
+    )
+    ids = np.array([row[0] for row in pair_rows], dtype=np.int64)  # sorted: positions by searchsorted
+    origins = [row[1] for row in pair_rows]
+    edit_distance = np.array([normalised_char_distance(row[2], row[3]) for row in pair_rows], dtype=np.float64)
+    gold_label = np.array([np.nan if row[4] is None else float(row[4]) for row in pair_rows], dtype=np.float64)
+    gold_score = np.array([np.nan if row[5] is None else float(row[5]) for row in pair_rows], dtype=np.float64)
+
+    # Check answers are on check pairs; both flags are tested so neither can slip in alone.
+    counted_q = (
+        Q(pair__campaign=campaign, is_training=False, pair__is_training=False, is_check=False, pair__is_check=False)
+        & filters.judgement_q()
+    )
+    if filters.origin is not None:
+        counted_q &= Q(pair__origin=filters.origin)
+    if filters.pair_ids is not None:
+        counted_q &= Q(pair_id__in=filters.pair_ids)
+    excluded = sorted(excluded_volunteer_ids(campaign)) if filters.exclude_flagged else []
+    if excluded:
+        counted_q &= ~Q(volunteer_id__in=excluded)
+    judgement_rows = list(
+        Judgement.objects.filter(counted_q)
+        .order_by("id")
+        .values_list("pair_id", "volunteer_id", "label", EpochSeconds("shown_at"), EpochSeconds("answered_at"))
+    )
+    # Times come as seconds from the database: parsing 2 datetimes per row in Python costs
+    # more than everything else here.
+    numbers = np.array([(row[0], row[1], row[3], row[4]) for row in judgement_rows], dtype=np.float64).reshape(-1, 4)
+    judgements = JudgementRows(
+        pair_index=np.searchsorted(ids, numbers[:, 0].astype(np.int64)),
+        volunteer=numbers[:, 1].astype(np.int64),
+        code=np.array([LABEL_CODES[row[2]] for row in judgement_rows], dtype=np.int64),
+        answered_at=numbers[:, 3],
+        response_seconds=numbers[:, 3] - numbers[:, 2],
+    )
+
+    # Training answers only feed the volunteers' training accuracy (and a count).
+    training_q = (
+        Q(pair__campaign=campaign, is_check=False, pair__is_check=False)
+        & (Q(is_training=True) | Q(pair__is_training=True))
+        & filters.judgement_q()
+    )
+    if excluded:
+        training_q &= ~Q(volunteer_id__in=excluded)
+    training = (
+        Judgement.objects.filter(training_q)
+        .values("volunteer_id")
+        .annotate(answers=Count("id"), correct=Count("id", filter=Q(label=F("pair__expected_label"))))
+        .order_by()
+    )
+    training_by_volunteer = {row["volunteer_id"]: (row["answers"], row["correct"]) for row in training}
+    contributors = set(judgements.volunteer.tolist()) | set(training_by_volunteer)
+    volunteer_q = Q(campaign=campaign, id__in=contributors) if contributors else Q(pk__in=[])
+    volunteers = [
+        VolunteerInfo(pk, level, *training_by_volunteer.get(pk, (0, 0)), pseudonym=volunteer_pseudonym(token))
+        for pk, level, token in Volunteer.objects.filter(volunteer_q)
+        .order_by("id")
+        .values_list("id", "english_level", "token")
+    ]
+
+    configs = list(
+        MetricConfig.objects.filter(Exists(Score.objects.filter(metric_config=OuterRef("pk"), pair__campaign=campaign)))
+        .order_by("metric", "id")
+        .values_list("id", "metric", "label", "higher_is_closer", "natural_threshold")
+    )
+    metrics = [MetricInfo(pk, name, label, higher, natural) for pk, name, label, higher, natural in configs]
+    scores = np.full((len(metrics), len(ids)), np.nan)
+    failed = np.zeros((len(metrics), len(ids)), dtype=bool)
+    score_q = Q(pair__campaign=campaign, pair__is_training=False, pair__is_check=False)
+    if filters.origin is not None:
+        score_q &= Q(pair__origin=filters.origin)
+    if filters.pair_ids is not None:
+        score_q &= Q(pair_id__in=filters.pair_ids)
+    score_rows = list(
+        Score.objects.filter(score_q).values_list(
+            "pair_id", "metric_config_id", "value", Case(When(status=Score.Status.DONE, then=1), default=0)
+        )
+    )
+    if score_rows and metrics:
+        table = np.array(
+            [(pair, config, np.nan if value is None else value, done) for pair, config, value, done in score_rows],
+            dtype=np.float64,
+        )
+        config_ids = np.array([metric.id for metric in metrics], dtype=np.int64)
+        order = np.argsort(config_ids)
+        rows = order[np.searchsorted(config_ids, table[:, 1].astype(np.int64), sorter=order)]
+        columns = np.searchsorted(ids, table[:, 0].astype(np.int64))  # pair ids are sorted
+        usable = (table[:, 3] == 1) & np.isfinite(table[:, 2])
+        scores[rows[usable], columns[usable]] = table[usable, 2]
+        failed[rows[~usable], columns[~usable]] = True
+
+    training_total = sum(answers for answers, _ in training_by_volunteer.values())
+    return AnalysisInput(
+        pair_ids=ids,
+        origins=origins,
+        edit_distance=edit_distance,
+        gold_label=gold_label,
+        gold_score=gold_score,
+        judgements=judgements,
+        volunteers=volunteers,
+        metrics=metrics,
+        scores=scores,
+        failed=failed,
+        training_judgements=training_total,
+        sources=[row[2] for row in pair_rows],
+        systems=[row[6] for row in pair_rows],
+        external_ids=[row[7] for row in pair_rows],
+    )
+
+
+def origins(campaign: Campaign) -> list[str]:
+    """The corpora of a campaign's pairs, for the filter menu."""
+    pairs = Pair.objects.filter(campaign=campaign, is_training=False, is_check=False).order_by("origin")
+    return list(pairs.values_list("origin", flat=True).distinct())

@@ -1,0 +1,472 @@
+"""The analyses of one campaign as the pages, the API and the command line get them, cached by data version.
+
+Two results, one module:
+
+- :func:`campaign_report`: the report (the paper's tables, charts, agreement), a typed
+  :class:`CampaignReport`. Reading the data version costs one query; the report is recomputed
+  only when that version (or the filters) changed, so a page that polls an unchanged campaign
+  costs almost nothing. The dashboard asks for ``deferred_intervals``: the point estimates at
+  once (no bootstrap on the request path) and the intervals from the ``cpu`` queue, whose
+  ``bootstrap.state`` says "computing" until they are in.
+- :func:`meta_status`: the meta-evaluation (paired tests, clusters, systems, ceiling...), a
+  typed :class:`MetaResult` computed on the ``cpu`` queue only: "ready" when the cache holds it
+  for the current data version, else "computing" after queueing it.
+
+Both computations are queued once per data version, and again when the task was lost
+(:mod:`scoring.reports.waits`). The tasks (:mod:`scoring.reports.tasks`) call
+:func:`compute_intervals` and :func:`compute_meta` here; this module sends them *by name*
+and never imports them, so the dependencies go one way: tasks -> service -> statistics (an
+import-linter contract in ``pyproject.toml`` checks it).
+
+The typed results are what the cache keeps and what Python reads by attribute; ``as_json()``
+is their one JSON form, for the dashboard and the API.
+"""
+
+from __future__ import annotations
+
+import datetime
+import hashlib
+import json
+import logging
+from collections.abc import Iterable
+from dataclasses import dataclass, field, replace
+from typing import Any
+
+from django.conf import settings
+from django.core.cache import BaseCache, caches
+from django.utils import timezone
+from kombu.exceptions import OperationalError as BrokerError
+
+from paraeval.celery import app
+from scoring.analysis.meta import META_VERSION, MetaEvaluation, MetaOptions, meta_evaluation
+from scoring.analysis.report import (
+    ANALYSIS_VERSION,
+    Intervals,
+    Report,
+    ReportOptions,
+    WaitState,
+    build_report,
+    report_intervals,
+    report_json,
+    with_intervals,
+)
+from scoring.reports import dataset, waits
+from scoring.reports.dataset import FilterError, Filters
+from scoring.reports.tables import Table, all_tables
+from scoring.reports.waits import Wait
+
+__all__ = [
+    "CampaignReport",
+    "FilterError",
+    "MetaResult",
+    "MetaStatus",
+    "campaign_report",
+    "campaign_version",
+    "compute_intervals",
+    "compute_meta",
+    "default_resamples",
+    "default_seed",
+    "meta_options",
+    "meta_status",
+    "report_etag",
+    "report_etag_of",
+    "shared_cache",
+]
+
+logger = logging.getLogger(__name__)
+
+# How long a result may stay in the cache without being asked for (seconds).
+CACHE_SECONDS = 6 * 3600
+INTERVALS_WHAT = "The 95% bootstrap intervals"
+META_WHAT = "The paired comparisons"
+# The cpu-queue tasks, sent by name (scoring/reports/tasks.py defines them).
+INTERVALS_TASK = "scoring.analysis_tasks.compute_report_intervals"
+META_TASK = "scoring.analysis_tasks.compute_meta_evaluation"
+
+
+def shared_cache() -> BaseCache:
+    """Where reports, intervals and meta-evaluations are kept: the ``analyses`` cache, shared by
+    the web processes and the cpu worker that fills it (Redis, or files in the data folder)."""
+    return caches["analyses"]
+
+
+def default_resamples() -> int:
+    """Bootstrap resamples of a report (setting ``PARAEVAL_BOOTSTRAP_RESAMPLES``)."""
+    return settings.PARAEVAL_BOOTSTRAP_RESAMPLES
+
+
+def default_seed() -> int:
+    """The seed of every resampling when none is asked for (setting ``PARAEVAL_SEED``): the same
+    for the command line, the dashboard and the API."""
+    return settings.PARAEVAL_SEED
+
+
+# --- the typed results ---------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class CampaignRef:
+    id: int
+    slug: str
+    name: str
+
+
+@dataclass(frozen=True)
+class CampaignReport:
+    """The report of one campaign under ``filters``, at data ``version``, with its tables."""
+
+    report: Report
+    campaign: CampaignRef
+    filters: Filters
+    version: str  # changes whenever the data or the filters change
+    last_changed: str | None  # ISO time of the campaign's last change
+    generated_at: str
+    tables: list[Table] = field(default_factory=list)
+
+    def as_json(self) -> dict[str, Any]:
+        """What the dashboard and the API read: the report's sections, the campaign, the
+        filters, the version and the tables ready to display."""
+        return {
+            **report_json(self.report),
+            "campaign": {"id": self.campaign.id, "slug": self.campaign.slug, "name": self.campaign.name},
+            "filters": self.filters.as_dict(),
+            "version": self.version,
+            "last_changed": self.last_changed,
+            "generated_at": self.generated_at,
+            "tables": [table.as_dict() for table in self.tables],
+        }
+
+
+@dataclass(frozen=True)
+class CachedIntervals:
+    version: str
+    intervals: Intervals
+
+
+@dataclass(frozen=True)
+class MetaResult:
+    """The meta-evaluation of one campaign under ``filters``, at data ``version``."""
+
+    evaluation: MetaEvaluation
+    filters: Filters
+    version: str
+    generated_at: str
+
+    def as_json(self) -> dict[str, Any]:
+        return {
+            **self.evaluation.as_dict(),
+            "version": self.version,
+            "generated_at": self.generated_at,
+            "filters": self.filters.as_dict(),
+        }
+
+
+@dataclass(frozen=True)
+class MetaStatus:
+    """``state``: "ready" (``result`` holds it), "computing" or "unavailable" (``message``)."""
+
+    state: str
+    version: str
+    result: MetaResult | None = None
+    message: str = ""
+    wait: Wait | None = None  # while computing: the job's phase and attempt (:mod:`waits`)
+
+
+def _cached(slot: str, kind: type, version: str) -> Any:
+    """The cache entry of ``slot`` when it is a ``kind`` for ``version`` (an entry of another
+    version, or of an older release's layout, is no hit)."""
+    cached = shared_cache().get(slot)
+    if isinstance(cached, kind) and getattr(cached, "version", None) == version:
+        return cached
+    return None
+
+
+def _send(task: str, arguments: dict[str, Any]) -> None:
+    app.send_task(task, kwargs=arguments, queue="cpu")
+
+
+# --- options, versions, cache slots --------------------------------------------------------------
+
+
+def _options(filters: Filters, resamples: int | None, seed: int | None) -> ReportOptions:
+    count = default_resamples() if resamples is None else resamples
+    if count < 0:
+        raise FilterError(f"resamples: must be 0 (no intervals) or more, got {count}")
+    # Time and memory grow with the resamples: one request must not take a web worker down.
+    if count > settings.PARAEVAL_MAX_RESAMPLES:
+        raise FilterError(
+            f"resamples: at most {settings.PARAEVAL_MAX_RESAMPLES} resamples (PARAEVAL_MAX_RESAMPLES), got {count}"
+        )
+    return ReportOptions(reference=filters.reference, resamples=count, seed=default_seed() if seed is None else seed)
+
+
+def meta_options(filters: Filters, resamples: int | None, seed: int | None) -> MetaOptions:
+    """The meta-evaluation's options: the report's bounds on resamples (at least one), its seed."""
+    checked = _options(filters, resamples, seed)
+    return MetaOptions(reference=filters.reference, resamples=max(checked.resamples, 1), seed=checked.seed)
+
+
+def _version(state: dataset.DataState, filters: Filters, options: ReportOptions) -> str:
+    return state.version(ANALYSIS_VERSION, filters.as_dict(), options.resamples, options.seed, options.confidence)
+
+
+def meta_version(state: dataset.DataState, filters: Filters, options: MetaOptions) -> str:
+    return state.version(ANALYSIS_VERSION, META_VERSION, filters.as_dict(), options.resamples, options.seed)
+
+
+def _slot(kind: str, campaign_id: int, filters: Filters, resamples: int, seed: int) -> str:
+    """One cache entry per campaign, filters and kind, holding the latest version only: an old
+    result is replaced, not piled up."""
+    key = json.dumps([campaign_id, filters.as_dict(), resamples, seed])
+    return f"paraeval:{kind}:" + hashlib.sha256(key.encode()).hexdigest()[:24]
+
+
+def _report_slot(kind: str, campaign_id: int, filters: Filters, options: ReportOptions) -> str:
+    return _slot(kind, campaign_id, filters, options.resamples, options.seed)
+
+
+def _meta_slot(campaign_id: int, filters: Filters, options: MetaOptions) -> str:
+    return _slot("meta", campaign_id, filters, options.resamples, options.seed)
+
+
+def _arguments(campaign_id: int, filters: Filters, resamples: int, seed: int, job: str) -> dict[str, Any]:
+    """A task's JSON arguments."""
+    return {"campaign_id": campaign_id, "filters": filters.as_dict(), "resamples": resamples, "seed": seed, "job": job}
+
+
+# --- the report ----------------------------------------------------------------------------------
+
+
+def campaign_version(
+    campaign_id: int,
+    *,
+    reference: str = "volunteers",
+    origin: str | None = None,
+    english_level: str | None = None,
+    date_from: datetime.date | None = None,
+    date_to: datetime.date | None = None,
+    exclude_flagged: bool = False,
+    resamples: int | None = None,
+    seed: int | None = None,
+) -> str:
+    """The version string :func:`campaign_report` would return now, for one query.
+
+    Raises ``Campaign.DoesNotExist`` for an unknown campaign and :class:`FilterError` for a
+    bad filter.
+    """
+    filters = Filters.build(reference, origin, english_level, date_from, date_to, exclude_flagged)
+    return _version(dataset.data_state(campaign_id), filters, _options(filters, resamples, seed))
+
+
+def report_etag(
+    campaign_id: int,
+    *,
+    reference: str = "volunteers",
+    origin: str | None = None,
+    english_level: str | None = None,
+    date_from: datetime.date | None = None,
+    date_to: datetime.date | None = None,
+    exclude_flagged: bool = False,
+    resamples: int | None = None,
+    seed: int | None = None,
+) -> str:
+    """The dashboard's ETag: the data version and whether the intervals are in (one query and
+    two cache reads). While they are not, makes sure they are queued, so a page that only gets
+    ``304`` answers still sees them arrive."""
+    filters = Filters.build(reference, origin, english_level, date_from, date_to, exclude_flagged)
+    options = _options(filters, resamples, seed)
+    version = _version(dataset.data_state(campaign_id), filters, options)
+    ready = options.resamples == 0 or _cached_intervals(campaign_id, filters, options, version) is not None
+    wait = None if ready else _queue_intervals(campaign_id, filters, options, version)
+    return _etag(version, wait)
+
+
+def _etag(version: str, wait: Wait | None) -> str:
+    # While waiting, the wait's phase and attempt are part of it: the page gets the new message.
+    return f'"{version}-{"i" if wait is None else f"p{wait.phase}{wait.attempt}"}"'
+
+
+def report_etag_of(result: CampaignReport) -> str:
+    """The ETag of a report :func:`campaign_report` returned (its own version and intervals)."""
+    bootstrap = result.report.bootstrap
+    if bootstrap.state in ("ready", "off"):
+        return _etag(result.version, None)
+    wait = bootstrap.wait or WaitState(bootstrap.state, 0)
+    return _etag(result.version, Wait(wait.phase, wait.attempt, ""))
+
+
+def _cached_intervals(campaign_id: int, filters: Filters, options: ReportOptions, version: str) -> Intervals | None:
+    cached = _cached(_report_slot("intervals", campaign_id, filters, options), CachedIntervals, version)
+    return None if cached is None else cached.intervals
+
+
+def _queue_intervals(campaign_id: int, filters: Filters, options: ReportOptions, version: str) -> Wait:
+    """Queue the intervals once per version, and again when that task was lost (:mod:`waits`)."""
+    job = waits.job_key(_report_slot("intervals", campaign_id, filters, options), version)
+    arguments = _arguments(campaign_id, filters, options.resamples, options.seed, job)
+    try:
+        return waits.wait_for(job, INTERVALS_WHAT, lambda: _send(INTERVALS_TASK, arguments))
+    except (BrokerError, OSError) as error:  # broker down: say so instead of spinning forever
+        logger.warning("cannot queue the intervals of campaign %s: %s", campaign_id, error)
+        message = f"The task queue is unreachable ({type(error).__name__}): no intervals for now."
+        return waits.Wait("unavailable", 0, message)
+
+
+def compute_intervals(campaign_id: int, filters: Filters, resamples: int, seed: int) -> str:
+    """Compute (now, in this process) and cache the report's bootstrap intervals; their version.
+
+    What the ``cpu`` worker runs for the dashboard. Raises ``Campaign.DoesNotExist``.
+    """
+    options = _options(filters, resamples, seed)
+    state = dataset.data_state(campaign_id, fresh=True)
+    version = _version(state, filters, options)
+    intervals = report_intervals(dataset.load(state.campaign, filters), options)
+    shared_cache().set(
+        _report_slot("intervals", campaign_id, filters, options), CachedIntervals(version, intervals), CACHE_SECONDS
+    )
+    return version
+
+
+def campaign_report(
+    campaign_id: int,
+    *,
+    reference: str = "volunteers",
+    origin: str | None = None,
+    english_level: str | None = None,
+    date_from: datetime.date | None = None,
+    date_to: datetime.date | None = None,
+    exclude_flagged: bool = False,
+    pair_ids: Iterable[int] | None = None,
+    resamples: int | None = None,
+    seed: int | None = None,
+    use_cache: bool = True,
+    deferred_intervals: bool = False,
+) -> CampaignReport:
+    """Every agreement analysis of one campaign (:class:`CampaignReport`; ``as_json()`` for the
+    page and the API).
+
+    ``reference``: "volunteers" (majority of the campaign judgements) or "gold" (imported
+    ``Pair.gold_label``). ``origin`` keeps one corpus; ``english_level`` and the dates keep
+    the judgements of volunteers with that level, answered between those days (inclusive);
+    ``exclude_flagged`` leaves out the volunteers the campaign's quality rule excludes;
+    ``pair_ids`` keeps those pairs only (with the other filters).
+    ``resamples``: bootstrap resamples (default ``PARAEVAL_BOOTSTRAP_RESAMPLES``, 0 = no
+    intervals); ``seed`` fixes them. ``deferred_intervals``: do not bootstrap here; take the
+    intervals from the cache when the ``cpu`` queue has computed them, else queue them and
+    answer with ``report.bootstrap.state`` "computing" (intervals None).
+
+    Raises ``Campaign.DoesNotExist`` and :class:`FilterError` (a ``ValueError`` naming the
+    filter).
+    """
+    filters = Filters.build(reference, origin, english_level, date_from, date_to, exclude_flagged, pair_ids)
+    options = _options(filters, resamples, seed)
+    state = dataset.data_state(campaign_id)
+    version = _version(state, filters, options)
+    slot = _report_slot("report", campaign_id, filters, options)
+    if use_cache:
+        cached: CampaignReport | None = _cached(slot, CampaignReport, version)
+        if cached is not None:
+            return cached
+    if not deferred_intervals or options.resamples == 0:
+        result = _campaign_report(state, filters, options, version)
+        if use_cache:
+            shared_cache().set(slot, result, CACHE_SECONDS)
+        return result
+
+    points_slot = _report_slot("points", campaign_id, filters, options)
+    points: CampaignReport | None = _cached(points_slot, CampaignReport, version)
+    if points is None:
+        points = _campaign_report(state, filters, replace(options, intervals=False), version)
+        shared_cache().set(points_slot, points, CACHE_SECONDS)
+    intervals = _cached_intervals(campaign_id, filters, options, version)
+    if intervals is None:
+        wait = _queue_intervals(campaign_id, filters, options, version)
+        intervals = _cached_intervals(campaign_id, filters, options, version)  # computed meanwhile
+        if intervals is None:
+            bootstrap = replace(
+                points.report.bootstrap,
+                state="unavailable" if wait.phase == "unavailable" else "computing",
+                message=wait.message,
+                wait=WaitState(wait.phase, wait.attempt),
+            )
+            return replace(points, report=replace(points.report, bootstrap=bootstrap))
+    # The points and the intervals make the same report as a synchronous computation: keep it.
+    report = with_intervals(points.report, intervals)
+    report = replace(report, bootstrap=replace(report.bootstrap, state="ready", message=""))
+    result = replace(points, report=report, tables=all_tables(report))
+    shared_cache().set(slot, result, CACHE_SECONDS)
+    return result
+
+
+def _campaign_report(
+    state: dataset.DataState, filters: Filters, options: ReportOptions, version: str
+) -> CampaignReport:
+    report = build_report(dataset.load(state.campaign, filters), options)
+    campaign = state.campaign
+    return CampaignReport(
+        report=report,
+        campaign=CampaignRef(campaign.pk, campaign.slug, campaign.name),
+        filters=filters,
+        version=version,
+        last_changed=state.last_changed.isoformat() if state.last_changed else None,
+        generated_at=timezone.now().isoformat(),
+        tables=all_tables(report),
+    )
+
+
+# --- the meta-evaluation ---------------------------------------------------------------------------
+
+
+def compute_meta(campaign_id: int, filters: Filters, options: MetaOptions, use_cache: bool = True) -> MetaResult:
+    """Compute (now, in this process) and cache the meta-evaluation (what the cpu worker runs)."""
+    state = dataset.data_state(campaign_id, fresh=True)
+    version = meta_version(state, filters, options)
+    result = MetaResult(
+        evaluation=meta_evaluation(dataset.load(state.campaign, filters), options),
+        filters=filters,
+        version=version,
+        generated_at=timezone.now().isoformat(),
+    )
+    if use_cache:
+        shared_cache().set(_meta_slot(campaign_id, filters, options), result, CACHE_SECONDS)
+    return result
+
+
+def meta_status(
+    campaign_id: int,
+    *,
+    reference: str = "volunteers",
+    origin: str | None = None,
+    english_level: str | None = None,
+    date_from: datetime.date | None = None,
+    date_to: datetime.date | None = None,
+    exclude_flagged: bool = False,
+    resamples: int | None = None,
+    seed: int | None = None,
+    enqueue: bool = True,
+) -> MetaStatus:
+    """The cached meta-evaluation, or "computing" after queueing it (once per data version, and
+    again when its task was lost). The dashboard and the API poll it.
+
+    Raises ``Campaign.DoesNotExist`` and :class:`FilterError`.
+    """
+    filters = Filters.build(reference, origin, english_level, date_from, date_to, exclude_flagged)
+    options = meta_options(filters, resamples, seed)
+    version = meta_version(dataset.data_state(campaign_id), filters, options)
+    slot = _meta_slot(campaign_id, filters, options)
+    cached: MetaResult | None = _cached(slot, MetaResult, version)
+    if cached is not None:
+        return MetaStatus("ready", version, cached)
+    if not enqueue:
+        return MetaStatus("computing", version, message=f"{META_WHAT}: not queued (enqueue=False).")
+    job = waits.job_key(slot, version)
+    arguments = _arguments(campaign_id, filters, options.resamples, options.seed, job)
+    try:
+        wait = waits.wait_for(job, META_WHAT, lambda: _send(META_TASK, arguments))
+    except (BrokerError, OSError) as error:  # broker down: say so instead of spinning forever
+        logger.warning("cannot queue the meta-evaluation of campaign %s: %s", campaign_id, error)
+        return MetaStatus("unavailable", version, message=f"The task queue is unreachable ({type(error).__name__}).")
+    cached = _cached(slot, MetaResult, version)  # computed meanwhile
+    if cached is not None:
+        return MetaStatus("ready", version, cached)
+    return MetaStatus("computing", version, message=wait.message, wait=wait)

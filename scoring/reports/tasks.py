@@ -1,0 +1,59 @@
+"""Celery tasks of the analyses on the ``cpu`` queue, off the request path: the meta-evaluation
+(paired tests etc.) and the dashboard report's bootstrap intervals.
+
+Thin: each calls :mod:`scoring.reports.service`, which sends them by name
+(``service.META_TASK``, ``service.INTERVALS_TASK``) and never imports this module (tasks ->
+service, one way). The statistics are imported inside the tasks: a worker that never runs them
+(the ``llm`` queue's) does not load SciPy for them. Safe to run twice: each recomputes and
+overwrites the same cache slot for the current version.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from celery import shared_task
+
+from annotate.models import Campaign
+from scoring.reports import waits
+
+
+@shared_task(name="scoring.analysis_tasks.compute_meta_evaluation", ignore_result=True, acks_late=True)
+def compute_meta_evaluation(
+    campaign_id: int, filters: dict[str, Any], resamples: int, seed: int, job: str | None = None
+) -> str | None:
+    """Compute and cache the meta-evaluation of ``campaign_id`` under ``filters``; its version.
+
+    ``job``: the wait record the polling page reads (:mod:`scoring.reports.waits`)."""
+    from scoring.analysis.meta import MetaOptions
+    from scoring.reports import service
+    from scoring.reports.dataset import Filters
+
+    if not waits.started(job):
+        return None  # a copy queued again already delivered
+    checked = Filters.from_dict(filters)
+    options = MetaOptions(reference=checked.reference, resamples=resamples, seed=seed)
+    try:
+        result = service.compute_meta(campaign_id, checked, options)
+    except Campaign.DoesNotExist:
+        return None  # deleted meanwhile: nothing to do
+    waits.finished(job)
+    return result.version
+
+
+@shared_task(name="scoring.analysis_tasks.compute_report_intervals", ignore_result=True, acks_late=True)
+def compute_report_intervals(
+    campaign_id: int, filters: dict[str, Any], resamples: int, seed: int, job: str | None = None
+) -> str | None:
+    """Compute and cache the bootstrap intervals of the report of ``campaign_id``; their version."""
+    from scoring.reports import service
+    from scoring.reports.dataset import Filters
+
+    if not waits.started(job):
+        return None  # a copy queued again already delivered
+    try:
+        version = service.compute_intervals(campaign_id, Filters.from_dict(filters), resamples, seed)
+    except Campaign.DoesNotExist:
+        return None  # deleted meanwhile: nothing to do
+    waits.finished(job)
+    return version

@@ -1,0 +1,148 @@
+"""Staff pages of a campaign's set-up: the settings form, a new campaign, clone, definition file.
+
+Thin views over :mod:`staff.forms` and :mod:`annotate.definitions`.
+"""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+from django.conf import settings
+from django.contrib.admin.views.decorators import staff_member_required
+from django.core.exceptions import ValidationError
+from django.core.validators import validate_slug
+from django.http import HttpRequest, HttpResponse, JsonResponse
+from django.shortcuts import get_object_or_404, redirect, render
+from django.urls import reverse
+from django.views.decorators.cache import never_cache
+from django.views.decorators.http import require_GET, require_http_methods, require_POST
+
+from annotate import definitions, progress
+from annotate.models import Campaign, Pair
+from staff.forms import CampaignSettingsForm
+from staff.hub import public_campaign, volunteer_link
+
+# A definition file is read whole (JSON): larger pair sets go through the upload page.
+MAX_DEFINITION_BYTES = 32 * 1024 * 1024
+
+
+def _is_on_the_home_page(campaign: Campaign) -> bool:
+    found = public_campaign()
+    return found is not None and found.link == reverse("annotate:welcome", args=[campaign.slug])
+
+
+def _page(request: HttpRequest, form: CampaignSettingsForm, campaign: Campaign | None, **extra: Any) -> HttpResponse:
+    context: dict[str, Any] = {"form": form, "campaign": campaign, **extra}
+    if campaign is not None:
+        pairs = Pair.objects.filter(campaign=campaign)
+        context.update(
+            training=pairs.filter(is_training=True).count(),
+            checks=pairs.filter(is_check=True).count(),
+            pairs=pairs.filter(is_training=False, is_check=False).count(),
+            volunteer_link=volunteer_link(campaign.slug),
+            public=_is_on_the_home_page(campaign),
+            public_setting=settings.PARAEVAL_PUBLIC_CAMPAIGN,
+            progress=progress.campaign_progress(campaign),
+        )
+    status = 400 if form.errors or extra.get("clone_problems") or extra.get("definition_problems") else 200
+    return render(request, "staff/campaign_settings.html", context, status=status)
+
+
+@never_cache
+@staff_member_required
+@require_http_methods(["GET", "HEAD", "POST"])
+def settings_page(request: HttpRequest, slug: str) -> HttpResponse:
+    """One form for the campaign's settings; clone and definition file below it."""
+    campaign = get_object_or_404(Campaign, slug=slug)
+    form = CampaignSettingsForm(request.POST or None, instance=campaign)
+    if request.method == "POST" and form.is_valid():
+        form.save()
+        return redirect(f"{request.path}?saved=1")
+    return _page(request, form, campaign, saved=request.GET.get("saved") == "1")
+
+
+@never_cache
+@staff_member_required
+@require_http_methods(["GET", "HEAD", "POST"])
+def new_campaign(request: HttpRequest) -> HttpResponse:
+    """The same form for a new campaign; then its pairs are uploaded."""
+    form = CampaignSettingsForm(request.POST or None)
+    if request.method == "POST" and form.is_valid():
+        campaign = form.save()
+        return redirect("staff:upload", slug=campaign.slug)
+    return _page(request, form, None, definition_problems=[])
+
+
+def _new_slug_problems(slug: str) -> list[str]:
+    try:
+        validate_slug(slug)
+    except ValidationError:
+        return [f"{slug!r} is not a slug: letters, digits, hyphens and underscores"]
+    if Campaign.objects.filter(slug=slug).exists():
+        return [f"a campaign {slug!r} exists already: choose another slug"]
+    return []
+
+
+@staff_member_required
+@require_POST
+def clone(request: HttpRequest, slug: str) -> HttpResponse:
+    """A new campaign with this one's settings, training and check pairs (and, if asked, its pairs)."""
+    campaign = get_object_or_404(Campaign, slug=slug)
+    new_slug = request.POST.get("slug", "").strip()
+    problems = _new_slug_problems(new_slug)
+    if not problems:
+        try:
+            loaded = definitions.clone(
+                campaign,
+                slug=new_slug,
+                name=request.POST.get("name", ""),
+                include_pairs=request.POST.get("include_pairs") == "on",
+            )
+        except definitions.DefinitionError as error:
+            problems = error.problems
+        else:
+            return redirect(f"/staff/campaigns/{loaded.campaign.slug}/settings/?cloned={campaign.slug}")
+    return _page(request, CampaignSettingsForm(instance=campaign), campaign, clone_problems=problems)
+
+
+@never_cache
+@staff_member_required
+@require_GET
+def definition_file(request: HttpRequest, slug: str) -> JsonResponse:
+    """The campaign's definition as a JSON file (``?pairs=1``: every pair, not only training and checks)."""
+    campaign = get_object_or_404(Campaign, slug=slug)
+    data = definitions.definition(campaign, include_pairs=request.GET.get("pairs") == "1")
+    response = JsonResponse(data, json_dumps_params={"ensure_ascii": False, "indent": 1})
+    response["Content-Disposition"] = f'attachment; filename="{campaign.slug}-definition.json"'
+    return response
+
+
+@staff_member_required
+@require_POST
+def import_definition(request: HttpRequest) -> HttpResponse:
+    """Create a campaign from a definition file (its pairs through the importer, all or nothing)."""
+    upload = request.FILES.get("definition")
+    slug = request.POST.get("slug", "").strip()
+    problems = _new_slug_problems(slug)
+    if upload is None:
+        problems.insert(0, "choose a definition file")
+    elif upload.size is not None and upload.size > MAX_DEFINITION_BYTES:
+        problems.insert(0, f"the definition is larger than {MAX_DEFINITION_BYTES // (1024 * 1024)} MB")
+    if not problems:
+        assert upload is not None
+        try:
+            data = json.load(upload)
+        except (ValueError, UnicodeDecodeError) as error:
+            problems = [f"the file is not JSON: {error}"]
+        else:
+            try:
+                loaded = definitions.load(data, slug=slug, name=request.POST.get("name", ""))
+            except definitions.DefinitionError as error:
+                problems = error.problems
+            else:
+                return redirect(
+                    f"/staff/campaigns/{loaded.campaign.slug}/settings/?imported={loaded.pairs}"
+                    f"&written_by={loaded.written_by}"
+                )
+    return _page(request, CampaignSettingsForm(), None, definition_problems=problems)
