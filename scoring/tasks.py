@@ -99,7 +99,7 @@ def sweep() -> dict[str, object]:
     return dispatch.queue_sweep().as_dict()
 
 
-# The meta-evaluation and generation tasks live in their own modules (scoring/analysis_tasks.py,
-# scoring/generation_tasks.py); importing them here registers them with every worker that
-# autodiscovers this module.
-from scoring import analysis_tasks, generation_tasks  # noqa: E402, F401
+# The meta-evaluation, generation and judge-tuning tasks live in their own modules
+# (scoring/analysis_tasks.py, scoring/generation_tasks.py, scoring/judge_tuning_tasks.py);
+# importing them here registers them with every worker that autodiscovers this module.
+from scoring import analysis_tasks, generation_tasks, judge_tuning_tasks  # noqa: E402, F401
