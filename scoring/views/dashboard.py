@@ -25,6 +25,7 @@ from django.views.decorators.http import require_GET
 from annotate.exports.links import export_links
 from annotate.labels import ENGLISH_LEVEL_ORDER
 from annotate.models import Campaign
+from scoring import judge_tuning
 from scoring.analysis import dataset
 from scoring.analysis.service import FilterError, campaign_report, report_etag, report_etag_of
 
@@ -105,6 +106,7 @@ def dashboard(request: HttpRequest) -> HttpResponse:
         context.update(
             origins=dataset.origins(campaign),
             exports=export_links(campaign.slug),
+            tuned_notes=judge_tuning.dashboard_notes(campaign),
             **_paraphrasus_context(campaign, request.GET.get("fit_on") or None),
         )
     status = 404 if context["missing_slug"] else 200
