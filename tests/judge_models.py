@@ -99,7 +99,8 @@ def save_random_adapters(
     peft_model = None
     for index, adapter in enumerate(manifest.adapters):
         torch.manual_seed(seed + index)
-        config = LoraConfig(r=4, lora_alpha=8, target_modules=["q_proj", "v_proj", "down_proj"], init_lora_weights=False)
+        targets = ["q_proj", "v_proj", "down_proj"]
+        config = LoraConfig(r=4, lora_alpha=8, target_modules=targets, init_lora_weights=False)
         if peft_model is None:
             peft_model = get_peft_model(model, config, adapter_name=adapter)
         else:

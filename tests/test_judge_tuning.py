@@ -216,7 +216,8 @@ def test_a_tuned_judge_folder_is_a_judge_model_with_its_own_queue_label_and_temp
     assert tuned_metric.label.startswith("parapluie_direct[SmolLM2-135M-tuned-")
     assert tuned_metric.queue == "llm.smollm2-tuned-00000000"
     # Only its own template: fs_direct stays on the base model alone.
-    assert [metric.label for metric in build_specs("parapluie_fs_direct")] == ["parapluie_fs_direct[SmolLM2-135M-Instruct]"]
+    fs_direct = [metric.label for metric in build_specs("parapluie_fs_direct")]
+    assert fs_direct == ["parapluie_fs_direct[SmolLM2-135M-Instruct]"]
     with pytest.raises(InvalidSpec, match="was tuned with the template 'direct' only"):
         build_specs("parapluie_fs_direct[model=smollm2-tuned-00000000]")
     # Enabled beside the base model at once (the enabled set follows the folder), old ones kept.
@@ -249,7 +250,7 @@ def test_a_missing_adapter_or_another_base_model_is_refused_with_the_reason(tune
     folder = write_bundle(tuned_dir / "j", base_spec="embedded", base_name="smollm2", folds={"k1": 0, "k2": 1})
     (folder / "fold-0" / "adapter_model.safetensors").unlink()
     source = describe_model(str(folder))
-    with pytest.raises(MetricUnavailable, match="fold-0/adapter_model.safetensors is missing"):
+    with pytest.raises(MetricUnavailable, match=r"fold-0/adapter_model\.safetensors is missing"):
         check_model_available(source)
     other = write_bundle(tuned_dir / "k", base_spec="embedded", base_name="smollm2")
     manifest = json.loads((other / "judge.json").read_text())
@@ -290,7 +291,8 @@ def test_the_dashboard_says_a_judge_tuned_on_the_campaign_is_cross_fitted(tuned_
         template="direct",
         options={"folds": 5},
         status="running",
-        progress={"adapter": "fold-1", "adapter_index": 2, "adapters": 6, "step": 4, "steps": 9, "validation_auc": 0.8125},
+        progress={"adapter": "fold-1", "adapter_index": 2, "adapters": 6, "step": 4, "steps": 9}
+        | {"validation_auc": 0.8125},
     )
     staff = get_user_model().objects.create_user("staff", password="pw-for-tests", is_staff=True)
     client = Client()
@@ -305,7 +307,8 @@ def test_the_dashboard_says_a_judge_tuned_on_the_campaign_is_cross_fitted(tuned_
         "validation AUC 0.812."
     ) in page
     other = make_campaign()
-    assert 'id="tuned-judges"' not in client.get(reverse("scoring:dashboard"), {"campaign": other.slug}).content.decode()
+    elsewhere = client.get(reverse("scoring:dashboard"), {"campaign": other.slug}).content.decode()
+    assert 'id="tuned-judges"' not in elsewhere
 
 
 # --- Training for real, on the tiny random Mistral (seconds) ---------------------------------------
@@ -356,7 +359,7 @@ def test_tuning_writes_a_bundle_whose_folds_never_score_their_own_pairs(tiny_bas
         "training.json",
     ]
     assert not list(tmp_path.glob(".tuning-*"))
-    assert [event.event for event in events if event.adapter == "full"][0] == "start"
+    assert next(event.event for event in events if event.adapter == "full") == "start"
     assert any(event.validation_auc is not None for event in events if event.event == "eval")
     # The fold assignment on disk: each fold adapter learnt (train + validation) from the other folds only.
     folds = tuned.read_folds(result.folder)

@@ -11,9 +11,10 @@ ever larger ones; ParaPLUIE itself learns nothing. This module does the adaptati
   prompt's last position (= log p(yes) - log p(no));
 * the loss is the logistic loss of that score against the label (1 paraphrase, 0 not): the
   score is trained to be the log-odds of "paraphrase", so its natural threshold stays 0;
-* a seeded validation split (stratified by label) is scored every ``eval_every`` steps and at
-  each epoch's end; the adapter with the best validation AUC (ties: lower validation loss) is
-  kept, and training stops after ``patience`` evaluations without improvement;
+* a seeded validation split (stratified by label) is scored before training (the base model's
+  figures, for comparison), every ``eval_every`` steps and at each epoch's end; the adapter
+  with the best validation AUC (ties: lower validation loss) is kept, and training stops after
+  ``patience`` evaluations without improvement;
 * with ``folds`` = k > 1, k more adapters are trained for cross-fitting: the pairs are split in
   k folds (seeded, stratified) and adapter i learns from every fold but i, so each training
   pair can be scored by an adapter that never saw it (:mod:`scoring.metrics.tuned` routes).
@@ -64,6 +65,8 @@ class AdapterResult:
     best_step: int
     stopped_early: bool
     history: list[dict[str, Any]] = field(default_factory=list)
+    base_validation_auc: float | None = None  # before tuning (step 0)
+    base_validation_loss: float | None = None
 
 
 @dataclass
@@ -343,7 +346,9 @@ def train_adapter(
         result.history.append(
             {"step": result.steps, "epoch": epoch, "loss": loss, "validation_loss": vloss, "validation_auc": vauc}
         )
-        if _better(vauc, vloss, best_key):
+        if result.steps == 0:
+            pass  # the untuned model's figures, for comparison: never "the best adapter"
+        elif _better(vauc, vloss, best_key):
             best_key = (vauc if vauc is not None else -1.0, -(vloss if vloss is not None else math.inf))
             best_state[:] = [parameter.detach().clone() for parameter in trainable]
             result.best_validation_auc, result.best_validation_loss, result.best_step = vauc, vloss, result.steps
@@ -351,6 +356,8 @@ def train_adapter(
         else:
             bad += 1
         result.stopped_early = bad >= options.patience
+        if result.steps == 0:
+            result.base_validation_auc, result.base_validation_loss = vauc, vloss
         report("eval", epoch, loss, vloss)
         return result.stopped_early
 
