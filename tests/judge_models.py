@@ -108,6 +108,6 @@ def save_random_adapters(
         with torch.no_grad():  # small enough that the scores stay in a sane range
             for parameter_name, parameter in peft_model.named_parameters():
                 if f".{adapter}." in parameter_name and "lora_B" in parameter_name:
-                    parameter.mul_(0.05)
+                    parameter.mul_(0.2)
         _save_adapter(peft_model, adapter, folder / adapter)
     return folder
