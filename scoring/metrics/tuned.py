@@ -33,6 +33,7 @@ from pathlib import Path
 from typing import Any
 
 from scoring.metrics.base import MetricUnavailable
+from scoring.metrics.fingerprint import file_digest
 
 MANIFEST = "judge.json"
 FOLDS_FILE = "folds.json"
@@ -74,11 +75,8 @@ def tuned_name(base_name: str, digest: str) -> str:
 
 
 def _file_digest(path: Path) -> str:
-    digest = hashlib.sha256()
-    with path.open("rb") as handle:
-        for block in iter(lambda: handle.read(1 << 20), b""):
-            digest.update(block)
-    return digest.hexdigest()
+    # Cached per process by path, size and modification time (an adapter is hashed once, not per task).
+    return file_digest(path)
 
 
 def adapter_digest(folder: Path) -> str:
