@@ -76,7 +76,8 @@ def test_a_tuning_on_a_worker_gives_an_adapter_a_configuration_and_cross_fitted_
     demo = [record for record in records if "gold_label" in record][:16]
     campaign = make_campaign()
     labelled = [
-        make_pair(campaign, source=r["source"], hypothesis=r["hypothesis"], gold_label=r["gold_label"]) for r in demo[:14]
+        make_pair(campaign, source=record["source"], hypothesis=record["hypothesis"], gold_label=record["gold_label"])
+        for record in demo[:14]
     ]
     # Pairs without a label are not trained on: the full adapter scores them.
     unlabelled = [make_pair(campaign, source=r["source"], hypothesis=r["hypothesis"]) for r in demo[14:]]
@@ -105,8 +106,10 @@ def test_a_tuning_on_a_worker_gives_an_adapter_a_configuration_and_cross_fitted_
     worker = WorkerProcess(tuning_env, tmp_path, name="tiny", queues="llm.tiny").start()
     try:
         wait_for(
-            lambda: TunedJudge.objects.get().status in ("done", "failed")
-            and Score.objects.filter(metric_config__label__contains="-tuned-").count() == 16,
+            lambda: (
+                TunedJudge.objects.get().status in ("done", "failed")
+                and Score.objects.filter(metric_config__label__contains="-tuned-").count() == 16
+            ),
             timeout=300,
             what="the tuning and its 16 scores\n" + worker.log()[-3000:],
         )
