@@ -226,8 +226,8 @@ def train(args: argparse.Namespace) -> int:
         results["sets"][name] = entry
         print(
             f"# {SET_NAMES[name]} ({len(evaluation)} pairs): "
-            f"AUC {entry['base']['auc']:.3f} -> {entry['tuned']['auc']:.3f}, "
-            f"accuracy at 0 {entry['base']['accuracy_at_0']:.3f} -> {entry['tuned']['accuracy_at_0']:.3f}",
+            f"AUC {_number(entry['base']['auc'])} -> {_number(entry['tuned']['auc'])}, "
+            f"accuracy at 0 {_number(entry['base']['accuracy_at_0'])} -> {_number(entry['tuned']['accuracy_at_0'])}",
             flush=True,
         )
     base_rate = sum(results["sets"][name]["base"]["pairs_per_second"] for name in SETS) / len(SETS)
@@ -294,10 +294,10 @@ def cross_fit(
     crossfitted = figures(metric.score_batch(texts), pairs, 0.0)
     elsewhere_scores = trained_elsewhere.score_batch(texts)
     low, high = bootstrap_auc(elsewhere_scores, labels, 1000, args.seed)
-    inside = low <= crossfitted["auc"] <= high
+    inside = crossfitted["auc"] is not None and low <= crossfitted["auc"] <= high
     print(
-        f"# cross-fitted AUC on MRPC test {crossfitted['auc']:.3f}; the MRPC-train judge there "
-        f"{figures(elsewhere_scores, pairs, 0.0)['auc']:.3f}, 95 % bootstrap interval [{low:.3f}, {high:.3f}]: "
+        f"# cross-fitted AUC on MRPC test {_number(crossfitted['auc'])}; the MRPC-train judge there "
+        f"{_number(figures(elsewhere_scores, pairs, 0.0)['auc'])}, 95 % bootstrap interval [{low:.3f}, {high:.3f}]: "
         f"{'inside' if inside else 'OUTSIDE'}",
         flush=True,
     )
@@ -375,7 +375,7 @@ def report_tables(results: dict[str, Any], extra: dict[str, Any] | None) -> None
         low, high = crossed["elsewhere_interval"]
         print()
         print(
-            f"Cross-fitted on MRPC test's own labels ({crossed['folds']} folds): AUC {crossed['auc']:.3f}, "
+            f"Cross-fitted on MRPC test's own labels ({crossed['folds']} folds): AUC {_number(crossed['auc'])}, "
             f"accuracy at 0 {crossed['accuracy_at_0']:.3f}; the judge tuned on MRPC train: "
             "95 % bootstrap interval of its AUC there "
             f"[{low:.3f}, {high:.3f}] -> {'inside (target met)' if crossed['inside'] else 'outside (target missed)'}"
