@@ -361,36 +361,64 @@ def build_random_lm(
 
 @dataclass
 class TunedLM:
-    """A tuned judge loaded: one copy of its base model with every adapter of the bundle attached.
+    """A tuned judge loaded: its full adapter merged into one copy of the base model, and the
+    cross-fitting folds' adapters applied to a second copy, loaded the first time a pair needs one.
 
-    The adapters are applied, not merged: one base copy serves the full adapter and every
-    cross-fitting fold, switched by :meth:`active` (a 7B base could not be copied per adapter).
-    Each adapter has its own :class:`CausalLM` view, so what ParaPLUIE derives and caches per
-    model (the shared prefix's keys and values) is kept per adapter.
+    Every pair the judge was not trained on (any other campaign's, an unlabelled one) is scored by
+    the full adapter, merged: the model runs at its base model's speed. Only the pairs it was
+    trained on need a fold's adapter; those adapters stay applied (not merged) on one copy and
+    are switched by :meth:`active`, rather than costing one copy of the model each. Each adapter
+    has its own :class:`CausalLM` view, so what ParaPLUIE derives and caches per model (the
+    shared prefix's keys and values) is kept per adapter.
     """
 
-    peft_model: Any
     views: dict[str, CausalLM]
     folds: dict[str, int]
+    adapters: list[str]
     label: str
     source: ModelSource
     lock: threading.RLock = field(default_factory=threading.RLock, repr=False)
+    load_folds: Any = field(default=None, repr=False)  # () -> (peft model, {adapter: view})
+    fold_model: Any = field(default=None, repr=False)
 
     @contextmanager
     def active(self, adapter: str) -> Iterator[CausalLM]:
-        """Make ``adapter`` the one the model runs, for the length of the block (one thread at a time)."""
-        if adapter not in self.views:
-            raise MetricUnavailable(f"{self.label}: no adapter {adapter!r} (has {', '.join(self.views)})")
+        """The view that runs ``adapter``, for the length of the block (one thread at a time)."""
+        if adapter not in self.adapters:
+            raise MetricUnavailable(f"{self.label}: no adapter {adapter!r} (has {', '.join(self.adapters)})")
         with self.lock:
-            self.peft_model.set_adapter(adapter)
+            if adapter != tuned.FULL:
+                if self.fold_model is None:
+                    self.fold_model, fold_views = self.load_folds()
+                    self.views.update(fold_views)
+                self.fold_model.set_adapter(adapter)
             yield self.views[adapter]
 
 
 def load_tuned(spec: str, device: str = "cpu", dtype: str = "float32", *, allow_download: bool = False) -> TunedLM:
-    """Load a tuned judge (its own base copy and every adapter), once per process."""
+    """Load a tuned judge (its full adapter merged; the folds' adapters when first needed), once per process."""
     if dtype not in DTYPES:
         raise MetricUnavailable(f"unknown dtype {dtype!r}; use one of {', '.join(DTYPES)}")
     return _load_tuned(spec.strip(), device.strip(), dtype, allow_download)
+
+
+def _with_adapters(
+    source: ModelSource, adapters: list[str], device: str, dtype: str, allow_download: bool
+) -> tuple[Any, CausalLM]:
+    """A fresh copy of the base model with ``adapters`` attached (the first one active)."""
+    from peft import PeftModel
+
+    assert source.base is not None
+    folder = Path(source.location)
+    base = load_fresh(source.base.spec, device, dtype, allow_download=allow_download)
+    try:
+        peft_model = PeftModel.from_pretrained(base.model, str(folder / adapters[0]), adapter_name=adapters[0])
+        for adapter in adapters[1:]:
+            peft_model.load_adapter(str(folder / adapter), adapter_name=adapter)
+    except (OSError, ValueError, KeyError, RuntimeError) as error:
+        raise MetricUnavailable(f"cannot load the adapters of tuned judge {folder.name}: {error}") from error
+    peft_model.eval()
+    return peft_model, base
 
 
 @functools.lru_cache(maxsize=2)
@@ -399,27 +427,27 @@ def _load_tuned(spec: str, device: str, dtype: str, allow_download: bool) -> Tun
     if source.kind != "tuned" or source.base is None:
         raise MetricUnavailable(f"{spec!r} is not a tuned judge (no {tuned.MANIFEST})")
     check_model_available(source, allow_download=allow_download)
-    from peft import PeftModel
-
-    folder = Path(source.location)
-    manifest = tuned.read_manifest(folder)
-    base = load_fresh(source.base.spec, device, dtype, allow_download=allow_download)
-    try:
-        peft_model = PeftModel.from_pretrained(base.model, str(folder / tuned.FULL), adapter_name=tuned.FULL)
-        for adapter in manifest.adapters[1:]:
-            peft_model.load_adapter(str(folder / adapter), adapter_name=adapter)
-    except (OSError, ValueError, KeyError, RuntimeError) as error:
-        raise MetricUnavailable(f"cannot load the adapters of tuned judge {manifest.name}: {error}") from error
-    peft_model.eval()
-    injected = peft_model.base_model.model  # the transformers model, with the LoRA layers in it
+    manifest = tuned.read_manifest(source.location)
     lock = threading.RLock()
-    views = {}
-    for adapter in manifest.adapters:
-        view = wrap_model(base.tokenizer, injected, label=source.label, source=source)
-        view.lock = lock
-        views[adapter] = view
-    logger.info("tuned judge loaded: %s (%d adapters) on %s, %s", source.label, len(views), device, dtype)
-    return TunedLM(peft_model, views, tuned.read_folds(folder), source.label, source, lock)
+    peft_model, base = _with_adapters(source, [tuned.FULL], device, dtype, allow_download)
+    merged = peft_model.merge_and_unload()  # W + (alpha / r) B A, once: a plain model again
+    full = wrap_model(base.tokenizer, merged, label=source.label, source=source)
+    full.lock = lock
+
+    def load_folds() -> tuple[Any, dict[str, CausalLM]]:
+        folds_model, folds_base = _with_adapters(source, manifest.adapters[1:], device, dtype, allow_download)
+        injected = folds_model.base_model.model  # the transformers model, with the LoRA layers in it
+        views = {}
+        for adapter in manifest.adapters[1:]:
+            views[adapter] = wrap_model(folds_base.tokenizer, injected, label=source.label, source=source)
+            views[adapter].lock = lock
+        logger.info("tuned judge %s: %d fold adapters loaded", source.label, len(views))
+        return folds_model, views
+
+    logger.info("tuned judge loaded: %s (%d adapters) on %s, %s", source.label, len(manifest.adapters), device, dtype)
+    return TunedLM(
+        {tuned.FULL: full}, tuned.read_folds(source.location), manifest.adapters, source.label, source, lock, load_folds
+    )
 
 
 def clear_loaded_models() -> None:
