@@ -24,7 +24,7 @@ and with the tuned judge in the same run (the workers' fast path, :class:`ParaPl
   test set binarised as its organisers do (grades 4-5 paraphrase, 0-2 not, 3 left out): AUC
   (target >= 0.75);
 * the training time, minutes per 1,000 training pairs, and pairs scored per second by the base
-  model and by the tuned judge (adapters applied) in the same process.
+  model and by the tuned judge (its full adapter merged) in the same process.
 
 Only the standard library, torch, transformers, peft (and gguf for a GGUF file) are needed:
 ``--data`` points at the corpora (default ``PARAEVAL_SHARED_DATA``, else ``../shared/data``).
@@ -394,7 +394,7 @@ def report_tables(results: dict[str, Any], extra: dict[str, Any] | None) -> None
     print()
     print(
         f"Scoring speed (fast path, batch {results.get('batch_size', '')}): base {speed['base_pairs_per_second']:.1f} "
-        f"pairs/s, tuned (adapters applied) {speed['tuned_pairs_per_second']:.1f} pairs/s = "
+        f"pairs/s, tuned (full adapter merged) {speed['tuned_pairs_per_second']:.1f} pairs/s = "
         f"{speed['tuned_pairs_per_second'] / speed['base_pairs_per_second']:.2f} x the base"
     )
 

@@ -387,12 +387,13 @@ def test_list_templates_shows_the_prompt_through_the_chat_template() -> None:
 
 
 @pytest.mark.parametrize("name", ["direct", "fs_direct"])
-def test_a_tuned_judges_fast_path_equals_the_two_pass_reference_with_its_adapters_applied(
+def test_a_tuned_judges_fast_path_equals_the_two_pass_reference_merged_and_applied(
     tmp_path: Path, demo_pairs: list[Pair], name: str
 ) -> None:
-    """A tuned judge runs its LoRA adapters applied (not merged) on one base copy, switched per
-    pair by cross-fitting fold: the fast path (shared prefix cached per adapter) must still give
-    the two-pass formula within 1e-4, for the full adapter and each fold's."""
+    """A tuned judge runs its full adapter merged into one base copy and its folds' adapters
+    applied (not merged) on another, switched per pair by cross-fitting fold: the fast path
+    (shared prefix cached per adapter) must still give the two-pass formula within 1e-4, for the
+    full adapter and each fold's."""
     from scoring.metrics import tuned
     from tests.judge_models import save_random_adapters
 
