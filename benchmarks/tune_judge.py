@@ -4,11 +4,12 @@
     python benchmarks/tune_judge.py train --device cuda --out tune_judge-gpu.json
     nice python benchmarks/tune_judge.py train --train-pairs 200 --test-pairs 200 --threads 2 \
         --out tune_judge-cpu.json
-    # The baselines on the same evaluation pairs (BERTScore on all-MiniLM-L6-v2, METEOR), on a CPU:
-    python benchmarks/tune_judge.py baselines --out tune_judge-baselines.json
+    # The baselines on the same evaluation pairs (BERTScore on all-MiniLM-L6-v2, METEOR), on a CPU
+    # (benchmarks/tune_judge-baselines.json holds those of the full sets, so a GPU report needs no rerun):
+    python benchmarks/tune_judge.py baselines --out benchmarks/tune_judge-baselines.json
     # The table the documentation shows (benchmarks/record.py keeps it):
     python benchmarks/record.py tune_judge -- python benchmarks/tune_judge.py report \
-        tune_judge-gpu.json tune_judge-baselines.json
+        tune_judge-gpu.json benchmarks/tune_judge-baselines.json
     # What a GPU machine without the gguf package needs (the package, the GGUF file, the corpora):
     python benchmarks/tune_judge.py prepare --out gpu-kit
 
