@@ -1,7 +1,8 @@
 """Tune the embedded judge on MRPC train and measure what it gains (issue 22's targets), and what it costs.
 
     # Train and score (no Django, no database): on a GPU, or a small slice on a CPU.
-    python benchmarks/tune_judge.py train --device cuda --out tune_judge-gpu.json
+    python benchmarks/tune_judge.py train --device cuda --epochs 2 --batch-size 16 --cross-fit 5 \
+        --out tune_judge-gpu.json
     nice python benchmarks/tune_judge.py train --train-pairs 200 --test-pairs 200 --threads 2 \
         --out tune_judge-cpu.json
     # The baselines on the same evaluation pairs (BERTScore on all-MiniLM-L6-v2, METEOR), on a CPU
@@ -10,8 +11,14 @@
     # The table the documentation shows (benchmarks/record.py keeps it):
     python benchmarks/record.py tune_judge -- python benchmarks/tune_judge.py report \
         tune_judge-gpu.json benchmarks/tune_judge-baselines.json
-    # What a GPU machine without the gguf package needs (the package, the GGUF file, the corpora):
+    # What a GPU machine without the gguf package needs (the package, the GGUF file, the corpora),
+    # and there, the GGUF de-quantised once into a Hugging Face folder (loads in seconds):
     python benchmarks/tune_judge.py prepare --out gpu-kit
+    PYTHONPATH=gpu-kit/site python benchmarks/tune_judge.py convert \
+        --model-file gpu-kit/SmolLM2-135M-Instruct.Q4_1.gguf --out /tmp/smollm2
+    python benchmarks/tune_judge.py train --device cuda --model-file /tmp/smollm2 --data gpu-kit/data \
+        --epochs 2 --batch-size 16 --score-batch-size 64 --cross-fit 5 --judges-dir /tmp/judges \
+        --out tune_judge-gpu.json
 
 ``train`` loads the base judge (``--model-file``: ``embedded``, a GGUF file, or a folder saved by
 ``save_pretrained``), tunes LoRA adapters on the DIRECT template exactly as ``manage.py
