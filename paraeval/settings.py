@@ -505,6 +505,9 @@ try:
     PARAPLUIE_MODELS = parse_judge_models(_judge_models)
 except SpecError as error:
     raise ImproperlyConfigured(f"PARAPLUIE_MODELS: {error}") from None
+# Tuned judges (manage.py tune_judge): one folder each, a base model's LoRA adapters; each is a
+# judge model of its own (queue llm.<base>-tuned-<hash>). Workers that score them read it too.
+PARAPLUIE_TUNED_DIR = Path(env_str("PARAPLUIE_TUNED_DIR", str(DATA_DIR / "judges"))).resolve()
 # Extra folders of ParaPLUIE prompt templates (JSON files) beside the shipped ones.
 PARAPLUIE_TEMPLATE_DIRS = env_list("PARAPLUIE_TEMPLATE_DIRS", [])
 # Sentence encoder for BERTScore / ParaScore / SBERT: "embedded" (all-MiniLM-L6-v2 from the

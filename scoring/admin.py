@@ -1,4 +1,4 @@
-"""Admin for metric configurations, scores (failed ones with their error, and a retry) and workers."""
+"""Admin for metric configurations, scores (failed ones with their error, and a retry), workers and tunings."""
 
 from __future__ import annotations
 
@@ -10,7 +10,7 @@ from django.db.models import Count, Q, QuerySet
 from django.http import HttpRequest
 from django.utils import timezone
 
-from scoring.models import MetricConfig, Score, WorkerHeartbeat
+from scoring.models import MetricConfig, Score, TunedJudge, WorkerHeartbeat
 from scoring.pipeline import dispatch
 
 
@@ -94,4 +94,38 @@ class WorkerHeartbeatAdmin(admin.ModelAdmin):
         return timezone.now() - heartbeat.last_seen <= timedelta(seconds=settings.PARAEVAL_WORKER_ALIVE_SECONDS)
 
     def has_add_permission(self, request: HttpRequest) -> bool:
+        return False
+
+
+@admin.register(TunedJudge)
+class TunedJudgeAdmin(admin.ModelAdmin):
+    """Tunings of judge models (manage.py tune_judge): their progress while they run, then the result."""
+
+    list_display = ("__str__", "status", "step", "loss", "validation_auc", "campaign", "reference", "created_at")
+    list_filter = ("status", "base_judge", "template")
+    list_select_related = ("campaign",)
+    readonly_fields = [field.name for field in TunedJudge._meta.fields]
+
+    @admin.display(description="step")
+    def step(self, row: TunedJudge) -> str:
+        progress = row.progress or {}
+        if not progress:
+            return "-"
+        return f"{progress.get('adapter')} {progress.get('step')}/{progress.get('steps')}"
+
+    @admin.display(description="loss")
+    def loss(self, row: TunedJudge) -> str:
+        value = (row.progress or {}).get("loss")
+        return f"{value:.3f}" if isinstance(value, float) else "-"
+
+    @admin.display(description="validation AUC (best)")
+    def validation_auc(self, row: TunedJudge) -> str:
+        progress = row.progress or {}
+        value, best = progress.get("validation_auc"), progress.get("best_auc")
+        if not isinstance(best, float):
+            return "-"
+        return f"{value:.3f} ({best:.3f})" if isinstance(value, float) else f"- ({best:.3f})"
+
+    def has_add_permission(self, request: HttpRequest) -> bool:
+        # Tunings are started by manage.py tune_judge, which checks the request.
         return False

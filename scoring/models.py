@@ -111,3 +111,48 @@ class QueuedScore(models.Model):
 
     def __str__(self) -> str:
         return f"pair {self.pair_id}, configuration {self.config_id} queued at {self.queued_at:%Y-%m-%d %H:%M:%S}"
+
+
+class TunedJudge(models.Model):
+    """One tuning of a judge model on a campaign's labels (``manage.py tune_judge``): the request,
+    its progress while it runs, and what it produced.
+
+    The adapters live in ``folder`` (under ``PARAPLUIE_TUNED_DIR``); the tuned judge is a judge
+    model of its own named ``name`` (queue ``llm.<name>``) whose scores go to ``metric_config``.
+    ``folds`` maps each training pair's id to its cross-fitting fold: the pair is scored by the
+    adapter trained without that fold.
+    """
+
+    class Status(models.TextChoices):
+        QUEUED = "queued", "Queued"
+        RUNNING = "running", "Running"
+        DONE = "done", "Done"
+        FAILED = "failed", "Failed"
+
+    campaign = models.ForeignKey(
+        "annotate.Campaign", null=True, blank=True, on_delete=models.SET_NULL, related_name="tuned_judges"
+    )
+    reference = models.CharField(max_length=16, default="volunteers", help_text="volunteers (majority) or gold.")
+    base_judge = models.CharField(max_length=64, help_text="The judge model tuned (PARAPLUIE_MODELS name).")
+    template = models.CharField(max_length=64)
+    options = models.JSONField(default=dict, help_text="The training settings.")
+    status = models.CharField(max_length=10, choices=Status.choices, default=Status.QUEUED)
+    name = models.CharField(max_length=64, blank=True, help_text="The tuned judge's name (queue llm.<name>).")
+    label = models.CharField(max_length=200, blank=True)
+    folder = models.CharField(max_length=500, blank=True)
+    progress = models.JSONField(default=dict, blank=True, help_text="Where training is: step, loss, validation AUC.")
+    result = models.JSONField(default=dict, blank=True, help_text="How training went, adapter by adapter.")
+    folds = models.JSONField(default=dict, blank=True, help_text="Training pair id -> cross-fitting fold.")
+    metric_config = models.ForeignKey(
+        MetricConfig, null=True, blank=True, on_delete=models.SET_NULL, related_name="tunings"
+    )
+    error = models.TextField(blank=True)
+    created_at = models.DateTimeField(auto_now_add=True)
+    started_at = models.DateTimeField(null=True, blank=True)
+    finished_at = models.DateTimeField(null=True, blank=True)
+
+    class Meta:
+        ordering = ["-created_at", "-id"]
+
+    def __str__(self) -> str:
+        return self.label or f"{self.base_judge} tuning #{self.pk} ({self.status})"

@@ -384,3 +384,38 @@ def test_list_templates_shows_the_prompt_through_the_chat_template() -> None:
     call_command("list_templates", "--show", "indirect", stdout=out)
     assert "E is generated:" in out.getvalue()
     assert "<|im_start|>assistant\n<E: the explanation the model generates><|im_end|>" in out.getvalue()
+
+
+@pytest.mark.parametrize("name", ["direct", "fs_direct"])
+def test_a_tuned_judges_fast_path_equals_the_two_pass_reference_merged_and_applied(
+    tmp_path: Path, demo_pairs: list[Pair], name: str
+) -> None:
+    """A tuned judge runs its full adapter merged into one base copy and its folds' adapters
+    applied (not merged) on another, switched per pair by cross-fitting fold: the fast path
+    (shared prefix cached per adapter) must still give the two-pass formula within 1e-4, for the
+    full adapter and each fold's."""
+    from scoring.metrics import tuned
+    from tests.judge_models import save_random_adapters
+
+    pairs = demo_pairs[:9] if name == "direct" else demo_pairs[:5]
+    folds = {tuned.pair_key(*pair): index % 2 for index, pair in enumerate(pairs[:-1])}  # the last one: full
+    folder = save_random_adapters(
+        tmp_path / "judge", base_spec="embedded", base_name="smollm2", template=name, folds=folds
+    )
+    metric = ParaPluie(name, model=str(folder), batch_size=4)
+    assert metric.adapters_for(pairs) == [f"fold-{index % 2}" for index in range(len(pairs) - 1)] + ["full"]
+    fast = metric.score_batch(pairs)
+    reference = metric.reference_scores(pairs)
+    assert max_difference(fast, reference) < TOLERANCE
+    # The adapters do change the scores (random LoRA weights): the base model gives other numbers,
+    # and each pair's score is its own fold adapter's, not the other fold's.
+    base = ParaPluie(name, batch_size=4).score_batch(pairs)
+    assert sum(abs(a - b) for a, b in zip(fast, base, strict=True)) / len(pairs) > 1e-2
+    by_adapter = {adapter: metric.score_with_adapter(pairs, adapter) for adapter in ("full", "fold-0", "fold-1")}
+    gaps = []
+    for index, score in enumerate(fast[:-1]):
+        own, other = f"fold-{index % 2}", f"fold-{1 - index % 2}"
+        assert score == pytest.approx(by_adapter[own][index], abs=SAME)
+        gaps.append(abs(score - by_adapter[other][index]))
+    assert sum(gaps) / len(gaps) > 1e-2
+    assert fast[-1] == pytest.approx(by_adapter["full"][-1], abs=SAME)

@@ -14,6 +14,11 @@ already in the local cache, see :mod:`scoring.metrics.lm`).
 Each model's ParaPLUIE tasks go to the queue ``llm.<name>`` (:func:`queue_for`), so a GPU
 worker started with ``-Q llm.<name>`` loads that model only. Standard library only: the
 settings module parses the variable with :func:`parse_models`.
+
+Tuned judges (``manage.py tune_judge``, :mod:`scoring.metrics.tuned`) are judge models too: each
+folder of ``PARAPLUIE_TUNED_DIR`` holding one is listed after the configured models, named
+``<base>-tuned-<hash>``, with its own queue, the device settings of the base model it was tuned
+from, and the one template it was tuned with.
 """
 
 from __future__ import annotations
@@ -24,6 +29,8 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
+from scoring.metrics import tuned
+from scoring.metrics.base import MetricUnavailable
 from scoring.metrics.specs import Spec, SpecError, parse, split_list, to_int
 
 DTYPES = ("float32", "float16", "bfloat16")
@@ -41,10 +48,16 @@ class JudgeModel:
     device: str = "cpu"
     dtype: str = "float32"
     batch_size: int = 8
+    template: str | None = None  # a tuned judge judges with the template it was tuned with only
+    tuned_from: str | None = None  # a tuned judge's base model (its name)
 
     @property
     def queue(self) -> str:
         return queue_for(self.name)
+
+    def judges_with(self, template: str) -> bool:
+        """Whether this model scores with ``template`` (a tuned judge: its own template only)."""
+        return self.template is None or self.template == template
 
 
 def safe_name(text: str) -> str:
@@ -110,7 +123,8 @@ def parse_models(text: str) -> list[JudgeModel]:
 
 
 def configured_models() -> list[JudgeModel]:
-    """The judge models of the settings, in their order (the first is the default)."""
+    """The judge models of the settings, in their order (the first is the default), then the
+    tuned judges of ``PARAPLUIE_TUNED_DIR``."""
     from django.conf import settings
 
     configured: Sequence[object] = settings.PARAPLUIE_MODELS
@@ -122,7 +136,36 @@ def configured_models() -> list[JudgeModel]:
             judges.append(_judge(str(item.get("name") or ""), {k: v for k, v in item.items() if k != "name"}, "entry"))
         else:
             judges.extend(parse_models(str(item)))
-    return judges
+    return judges + tuned_models(settings.PARAPLUIE_TUNED_DIR, judges)
+
+
+def tuned_models(root: str | Path, configured: Sequence[JudgeModel]) -> list[JudgeModel]:
+    """A judge model for each tuned judge under ``root``, run like the base model it was tuned from
+    (the first configured model's settings when that one is not configured here)."""
+    by_name = {judge.name: judge for judge in configured}
+    found = []
+    for folder in tuned.find_bundles(root):
+        try:
+            manifest = tuned.read_manifest(folder)
+        except MetricUnavailable:
+            continue  # the status page's unavailable metrics say why, when one is asked for
+        name = safe_name(manifest.name)
+        if name in by_name:
+            continue
+        base = by_name.get(manifest.base_name) or (configured[0] if configured else JudgeModel("base"))
+        judge = JudgeModel(
+            name, str(folder), base.device, base.dtype, base.batch_size, manifest.template, manifest.base_name
+        )
+        by_name[name] = judge
+        found.append(judge)
+    return found
+
+
+def tuned_state() -> tuple[tuple[str, int], ...]:
+    """What changes when a tuned judge appears or goes (cheap: one folder listing)."""
+    from django.conf import settings
+
+    return tuned.state(settings.PARAPLUIE_TUNED_DIR)
 
 
 def find_model(name_or_location: str) -> JudgeModel:

@@ -23,10 +23,13 @@ import json
 import logging
 import os
 import threading
+from collections.abc import Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from scoring.metrics import tuned
 from scoring.metrics.base import MetricUnavailable
 from scoring.metrics.fingerprint import fingerprint
 
@@ -45,11 +48,13 @@ class ModelSource:
     """Where a configured model lives, and what identifies it in a metric configuration."""
 
     spec: str
-    kind: str  # "embedded", "local" or "hub"
+    kind: str  # "embedded", "local", "hub" or "tuned" (a base model + adapters, scoring.metrics.tuned)
     location: str  # a folder, or a hub id
     gguf_file: str | None
     label: str
     identity: dict[str, Any] = field(default_factory=dict)
+    base: ModelSource | None = None  # a tuned judge's base model
+    problem: str | None = None  # why it cannot load, found while describing it (a tuned judge's files)
 
 
 def _embedded_folder() -> Path | None:
@@ -96,6 +101,8 @@ def describe_model(spec: str) -> ModelSource:
         )
     if _looks_like_path(spec):
         path = Path(os.path.expanduser(spec)).resolve()
+        if tuned.is_bundle(path):
+            return describe_tuned(path)
         gguf_file = None
         if path.suffix == ".gguf":
             path, gguf_file = path.parent, path.name
@@ -121,6 +128,34 @@ def describe_model(spec: str) -> ModelSource:
     return ModelSource(spec, "hub", spec, None, spec.rsplit("/", 1)[-1], identity)
 
 
+def describe_tuned(folder: Path) -> ModelSource:
+    """A tuned judge: its base model's identity, the template, settings and adapter digests.
+
+    Files that are missing or unreadable do not raise here: they go into ``problem`` (and the
+    identity), and :func:`check_model_available` refuses the judge with that reason.
+    """
+    problem = None
+    try:
+        manifest = tuned.read_manifest(folder)
+    except MetricUnavailable as error:
+        return ModelSource(
+            str(folder), "tuned", str(folder), None, folder.name, {"tuned": str(error)}, None, str(error)
+        )
+    base = describe_model(manifest.base_spec)
+    try:
+        identity = tuned.bundle_identity(folder, manifest, base.identity)
+    except MetricUnavailable as error:
+        problem = str(error)
+        identity = {"base": base.identity, "tuned": {"unreadable": problem}}
+    if problem is None and manifest.base_identity and manifest.base_identity != base.identity:
+        problem = (
+            f"tuned judge {manifest.name}: its base model {manifest.base_spec!r} is not the one it was tuned on here "
+            f"(identity {base.identity}, tuned on {manifest.base_identity})"
+        )
+    label = tuned.tuned_label(base.label, tuned.identity_digest(identity))
+    return ModelSource(str(folder), "tuned", str(folder), None, label, identity, base, problem)
+
+
 def _cached_hub_file(repo_id: str, filename: str) -> str | None:
     try:
         from huggingface_hub import try_to_load_from_cache  # light: does not import torch
@@ -135,6 +170,14 @@ def _cached_hub_file(repo_id: str, filename: str) -> str | None:
 
 def check_model_available(source: ModelSource, *, allow_download: bool = False) -> None:
     """Raise :class:`MetricUnavailable` saying why ``source`` cannot be loaded here (cheap checks)."""
+    if source.kind == "tuned":
+        if source.problem:
+            raise MetricUnavailable(source.problem)
+        if importlib.util.find_spec("peft") is None:
+            raise MetricUnavailable("a tuned judge needs the Python package peft: run scripts/setup.sh")
+        if source.base is not None:
+            check_model_available(source.base, allow_download=allow_download)
+        return
     missing = [name for name in ("torch", "transformers") if importlib.util.find_spec(name) is None]
     if source.gguf_file:
         missing += [name for name in ("gguf", "accelerate") if importlib.util.find_spec(name) is None]
@@ -228,7 +271,17 @@ def load_lm(spec: str, device: str = "cpu", dtype: str = "float32", *, allow_dow
 
 @functools.lru_cache(maxsize=4)
 def _load(spec: str, device: str, dtype: str, allow_download: bool) -> CausalLM:
+    return load_fresh(spec, device, dtype, allow_download=allow_download)
+
+
+def load_fresh(spec: str, device: str = "cpu", dtype: str = "float32", *, allow_download: bool = False) -> CausalLM:
+    """Load the model ``spec`` names, a new copy every call (:func:`load_lm` keeps one per process).
+
+    Tuning and tuned judges need their own copy: adapters are injected into the model's layers.
+    """
     source = describe_model(spec)
+    if source.kind == "tuned":
+        raise MetricUnavailable(f"{spec}: a tuned judge loads with load_tuned, not as a plain model")
     check_model_available(source, allow_download=allow_download)
     import torch
     from transformers import AutoModelForCausalLM, AutoTokenizer
@@ -306,6 +359,98 @@ def build_random_lm(
     return wrap_model(tokenizer, model, label=f"{name} (random weights)")
 
 
+@dataclass
+class TunedLM:
+    """A tuned judge loaded: its full adapter merged into one copy of the base model, and the
+    cross-fitting folds' adapters applied to a second copy, loaded the first time a pair needs one.
+
+    Every pair the judge was not trained on (any other campaign's, an unlabelled one) is scored by
+    the full adapter, merged: the model runs at its base model's speed. Only the pairs it was
+    trained on need a fold's adapter; those adapters stay applied (not merged) on one copy and
+    are switched by :meth:`active`, rather than costing one copy of the model each. Each adapter
+    has its own :class:`CausalLM` view, so what ParaPLUIE derives and caches per model (the
+    shared prefix's keys and values) is kept per adapter.
+    """
+
+    views: dict[str, CausalLM]
+    folds: dict[str, int]
+    adapters: list[str]
+    label: str
+    source: ModelSource
+    lock: threading.RLock = field(default_factory=threading.RLock, repr=False)
+    load_folds: Any = field(default=None, repr=False)  # () -> (peft model, {adapter: view})
+    fold_model: Any = field(default=None, repr=False)
+
+    @contextmanager
+    def active(self, adapter: str) -> Iterator[CausalLM]:
+        """The view that runs ``adapter``, for the length of the block (one thread at a time)."""
+        if adapter not in self.adapters:
+            raise MetricUnavailable(f"{self.label}: no adapter {adapter!r} (has {', '.join(self.adapters)})")
+        with self.lock:
+            if adapter != tuned.FULL:
+                if self.fold_model is None:
+                    self.fold_model, fold_views = self.load_folds()
+                    self.views.update(fold_views)
+                self.fold_model.set_adapter(adapter)
+            yield self.views[adapter]
+
+
+def load_tuned(spec: str, device: str = "cpu", dtype: str = "float32", *, allow_download: bool = False) -> TunedLM:
+    """Load a tuned judge (its full adapter merged; the folds' adapters when first needed), once per process."""
+    if dtype not in DTYPES:
+        raise MetricUnavailable(f"unknown dtype {dtype!r}; use one of {', '.join(DTYPES)}")
+    return _load_tuned(spec.strip(), device.strip(), dtype, allow_download)
+
+
+def _with_adapters(
+    source: ModelSource, adapters: list[str], device: str, dtype: str, allow_download: bool
+) -> tuple[Any, CausalLM]:
+    """A fresh copy of the base model with ``adapters`` attached (the first one active)."""
+    from peft import PeftModel
+
+    assert source.base is not None
+    folder = Path(source.location)
+    base = load_fresh(source.base.spec, device, dtype, allow_download=allow_download)
+    try:
+        peft_model = PeftModel.from_pretrained(base.model, str(folder / adapters[0]), adapter_name=adapters[0])
+        for adapter in adapters[1:]:
+            peft_model.load_adapter(str(folder / adapter), adapter_name=adapter)
+    except (OSError, ValueError, KeyError, RuntimeError) as error:
+        raise MetricUnavailable(f"cannot load the adapters of tuned judge {folder.name}: {error}") from error
+    peft_model.eval()
+    return peft_model, base
+
+
+@functools.lru_cache(maxsize=2)
+def _load_tuned(spec: str, device: str, dtype: str, allow_download: bool) -> TunedLM:
+    source = describe_model(spec)
+    if source.kind != "tuned" or source.base is None:
+        raise MetricUnavailable(f"{spec!r} is not a tuned judge (no {tuned.MANIFEST})")
+    check_model_available(source, allow_download=allow_download)
+    manifest = tuned.read_manifest(source.location)
+    lock = threading.RLock()
+    peft_model, base = _with_adapters(source, [tuned.FULL], device, dtype, allow_download)
+    merged = peft_model.merge_and_unload()  # W + (alpha / r) B A, once: a plain model again
+    full = wrap_model(base.tokenizer, merged, label=source.label, source=source)
+    full.lock = lock
+
+    def load_folds() -> tuple[Any, dict[str, CausalLM]]:
+        folds_model, folds_base = _with_adapters(source, manifest.adapters[1:], device, dtype, allow_download)
+        injected = folds_model.base_model.model  # the transformers model, with the LoRA layers in it
+        views = {}
+        for adapter in manifest.adapters[1:]:
+            views[adapter] = wrap_model(folds_base.tokenizer, injected, label=source.label, source=source)
+            views[adapter].lock = lock
+        logger.info("tuned judge %s: %d fold adapters loaded", source.label, len(views))
+        return folds_model, views
+
+    logger.info("tuned judge loaded: %s (%d adapters) on %s, %s", source.label, len(manifest.adapters), device, dtype)
+    return TunedLM(
+        {tuned.FULL: full}, tuned.read_folds(source.location), manifest.adapters, source.label, source, lock, load_folds
+    )
+
+
 def clear_loaded_models() -> None:
     """Forget the loaded models (tests that need a fresh load)."""
     _load.cache_clear()
+    _load_tuned.cache_clear()

@@ -12,14 +12,17 @@ anything, so the web process can hash its configuration; the model loads on the 
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from pathlib import Path
-from typing import Any, ClassVar
+from typing import Any, ClassVar, TypeVar
 
+from scoring.metrics import tuned
 from scoring.metrics.base import Direction, InvalidPairError, Metric, Pair, ScoreOutcome, check_pair
-from scoring.metrics.lm import DTYPES, CausalLM, check_model_available, describe_model, load_lm
+from scoring.metrics.lm import DTYPES, CausalLM, TunedLM, check_model_available, describe_model, load_lm, load_tuned
 from scoring.metrics.parapluie_engine import ReferenceScore, TemplateScorer, encode, scorer_for
 from scoring.metrics.templates import PromptTemplate, TemplateKind, get_template
+
+T = TypeVar("T")
 
 # Bump when a change here changes ParaPLUIE's numbers for the same model and template.
 PARAPLUIE_VERSION = 1
@@ -60,6 +63,13 @@ class ParaPluie(Metric):
         self.batch_size = batch_size
         self.max_new_tokens = max_new_tokens
         self.source = describe_model(model)
+        if self.source.kind == "tuned" and self.source.problem is None:
+            manifest = tuned.read_manifest(self.source.location)
+            if manifest.template != self.template.name:
+                raise ValueError(
+                    f"the tuned judge {manifest.name} was tuned with the template {manifest.template!r}; "
+                    f"it does not judge with {self.template.name!r}"
+                )
         if allow_download is None:
             from django.conf import settings
 
@@ -98,17 +108,59 @@ class ParaPluie(Metric):
         """Cheap checks (packages, files); answer-token problems surface when the model loads."""
         check_model_available(self.source, allow_download=self.allow_download)
 
+    @property
+    def is_tuned(self) -> bool:
+        return self.source.kind == "tuned"
+
     def language_model(self) -> CausalLM:
-        """The loaded model (once per process)."""
+        """The loaded model (once per process); a tuned judge's full adapter."""
         self.check_available()
+        if self.is_tuned:
+            return self.tuned_model().views[tuned.FULL]
         return load_lm(self.model_spec, self.device, self.dtype, allow_download=self.allow_download)
+
+    def tuned_model(self) -> TunedLM:
+        """A tuned judge's base copy with all its adapters (once per process)."""
+        self.check_available()
+        return load_tuned(self.model_spec, self.device, self.dtype, allow_download=self.allow_download)
 
     def scorer(self) -> TemplateScorer:
         """The template's scorer on the loaded model (answer tokens checked, prefixes found)."""
         return scorer_for(self.language_model(), self.template)
 
     def _score(self, pairs: list[Pair]) -> list[float]:
-        return self.scorer().score(pairs, batch_size=self.batch_size, max_new_tokens=self.max_new_tokens)
+        return self._routed(
+            pairs,
+            lambda scorer, chunk: scorer.score(chunk, batch_size=self.batch_size, max_new_tokens=self.max_new_tokens),
+        )
+
+    def adapters_for(self, pairs: Sequence[Pair]) -> list[str]:
+        """A tuned judge: the adapter that scores each pair (its fold's when it was trained on it)."""
+        folds = self.tuned_model().folds
+        return tuned.route([tuned.pair_key(source, hypothesis) for source, hypothesis in pairs], folds)
+
+    def _routed(self, pairs: Sequence[Pair], run: Callable[[TemplateScorer, list[Pair]], list[T]]) -> list[T]:
+        """``run`` on the scorer of each pair's model: the plain model, or a tuned judge's adapters in turn."""
+        if not self.is_tuned:
+            return run(self.scorer(), list(pairs))
+        model = self.tuned_model()
+        groups: dict[str, list[int]] = {}
+        for index, adapter in enumerate(self.adapters_for(pairs)):
+            groups.setdefault(adapter, []).append(index)
+        results: dict[int, T] = {}
+        for adapter, indexes in sorted(groups.items()):
+            with model.active(adapter) as view:
+                values = run(scorer_for(view, self.template), [pairs[index] for index in indexes])
+            results.update(zip(indexes, values, strict=True))
+        return [results[index] for index in range(len(pairs))]
+
+    def score_with_adapter(self, pairs: Sequence[Pair], adapter: str) -> list[float]:
+        """A tuned judge's fast-path scores with one given adapter (tests: which adapter scored a pair)."""
+        checked = [check_pair(pair, index) for index, pair in enumerate(pairs)]
+        with self.tuned_model().active(adapter) as view:
+            return scorer_for(view, self.template).score(
+                checked, batch_size=self.batch_size, max_new_tokens=self.max_new_tokens
+            )
 
     def score_many(self, pairs: Sequence[object]) -> list[ScoreOutcome]:
         """As :meth:`Metric.score_many`; a prompt too long for the model fails alone, up front,
@@ -136,11 +188,18 @@ class ParaPluie(Metric):
     def explanations(self, pairs: Sequence[Pair]) -> list[str]:
         """INDIRECT: the explanations E the model generates (greedy, at most max_new_tokens)."""
         checked = [check_pair(pair, index) for index, pair in enumerate(pairs)]
-        return self.scorer().explanations(checked, batch_size=self.batch_size, max_new_tokens=self.max_new_tokens)
+        return self._routed(
+            checked,
+            lambda scorer, chunk: scorer.explanations(
+                chunk, batch_size=self.batch_size, max_new_tokens=self.max_new_tokens
+            ),
+        )
 
     def score_with_explanations(self, pairs: Sequence[Pair], explanations: Sequence[str]) -> list[float]:
         """INDIRECT: the fast-path score given already generated explanations."""
         checked = [check_pair(pair, index) for index, pair in enumerate(pairs)]
+        if self.is_tuned:
+            raise ValueError("tuned judges are tuned on question templates only (no INDIRECT)")
         return self.scorer().score_follow_ups(checked, explanations, batch_size=self.batch_size)
 
     def reference_scores(self, pairs: Sequence[Pair], explanations: Sequence[str] | None = None) -> list[float]:
@@ -151,4 +210,6 @@ class ParaPluie(Metric):
         self, pairs: Sequence[Pair], explanations: Sequence[str] | None = None
     ) -> list[ReferenceScore]:
         checked = [check_pair(pair, index) for index, pair in enumerate(pairs)]
-        return self.scorer().reference(checked, explanations)
+        if explanations is not None:
+            return self.scorer().reference(checked, explanations)
+        return self._routed(checked, lambda scorer, chunk: scorer.reference(chunk))

@@ -306,12 +306,20 @@ def build_specs(text: str) -> list[Metric]:
     if spec.name.startswith("parapluie_"):
         spec_overrides(spec)  # refuses unknown keys
         model = spec.option("model")
+        template = spec.name.removeprefix("parapluie_")
         if model is None:
-            return [_build_parapluie(entry, spec, judge) for judge in configured_models()]
+            # Every judge model that judges with this template (a tuned judge: its own template only).
+            return [
+                _build_parapluie(entry, spec, judge) for judge in configured_models() if judge.judges_with(template)
+            ]
         try:
             judge = find_model(model)
         except SpecError as error:
             raise InvalidSpec(f"{spec}: {error}") from None
+        if not judge.judges_with(template):
+            raise InvalidSpec(
+                f"{spec}: the tuned judge {judge.name} was tuned with the template {judge.template!r} only"
+            )
         return [_build_parapluie(entry, spec, judge)]
     overrides = spec_overrides(spec)
     try:

@@ -116,12 +116,15 @@ def build_enabled() -> tuple[list[Metric], list[UnavailableMetric]]:
     kept for the life of the process (every judgement dispatches through it) and forgotten
     when a setting changes (tests).
     """
-    metrics, unavailable = _build_enabled()
+    from scoring.metrics.judges import tuned_state
+
+    # A tuned judge added or removed (scoring.tuning.service) is another set of metrics.
+    metrics, unavailable = _build_enabled(tuned_state())
     return list(metrics), list(unavailable)
 
 
 @cache
-def _build_enabled() -> tuple[tuple[Metric, ...], tuple[UnavailableMetric, ...]]:
+def _build_enabled(tuned: tuple[tuple[str, int], ...] = ()) -> tuple[tuple[Metric, ...], tuple[UnavailableMetric, ...]]:
     metrics: list[Metric] = []
     unavailable: list[UnavailableMetric] = []
     seen: set[str] = set()

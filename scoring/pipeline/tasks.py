@@ -99,8 +99,5 @@ def sweep() -> dict[str, object]:
     return dispatch.queue_sweep().as_dict()
 
 
-# The meta-evaluation and generation tasks live in their own modules (scoring/reports/tasks.py,
-# scoring/generation/tasks.py); importing them here registers them with every worker that
-# autodiscovers this module.
-from scoring.generation import tasks as generation_tasks  # noqa: E402, F401
-from scoring.reports import tasks as report_tasks  # noqa: E402, F401
+# The meta-evaluation, generation and judge-tuning tasks live in their own packages' tasks
+# modules, which the Celery app autodiscovers (paraeval/celery.py).

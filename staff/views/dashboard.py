@@ -27,6 +27,7 @@ from annotate.labels import ENGLISH_LEVEL_ORDER
 from annotate.models import Campaign
 from scoring.reports import dataset
 from scoring.reports.service import FilterError, campaign_report, report_etag, report_etag_of
+from scoring.tuning import service as judge_tuning
 
 # Seconds between two polls of the JSON endpoint by the page.
 REFRESH_SECONDS = 5
@@ -105,6 +106,7 @@ def dashboard(request: HttpRequest) -> HttpResponse:
         context.update(
             origins=dataset.origins(campaign),
             exports=export_links(campaign.slug),
+            tuned_notes=judge_tuning.dashboard_notes(campaign),
             **_paraphrasus_context(campaign, request.GET.get("fit_on") or None),
         )
     status = 404 if context["missing_slug"] else 200
