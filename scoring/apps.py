@@ -13,9 +13,14 @@ class ScoringConfig(AppConfig):
         # The pair-level export (annotate) gets its metric columns from here: annotate never
         # imports scoring.
         from annotate.exports.scores import register_score_source
+        from scoring import metric_settings
         from scoring.export_scores import ScoringScoreSource
+        from scoring.metrics import environment
         from scoring.pipeline import dispatch, worker
 
+        # The metric library reads no Django setting: it asks this provider (and the check names
+        # a bad PARAPLUIE_MODELS before anything runs).
+        environment.use(metric_settings.from_settings)
         dispatch.connect_receivers()
         _forget_state_on_exclusion_changes()
         worker.connect_signals()

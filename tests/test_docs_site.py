@@ -26,7 +26,7 @@ FILE_VARIANTS = {"SECRET_KEY_FILE", "DATABASE_URL_FILE", "DATABASE_PASSWORD_FILE
 
 def variables_read_by_the_code() -> set[str]:
     names: set[str] = set()
-    for package in ("paraeval", "annotate", "scoring"):
+    for package in ("paraeval", "annotate", "scoring", "staff", "api"):
         for path in (ROOT / package).rglob("*.py"):
             if "migrations" in path.parts:
                 continue
@@ -174,7 +174,7 @@ def test_the_readme_is_a_door_into_the_site() -> None:
 def test_the_architecture_page_names_every_module(built_site: Path) -> None:
     page = (built_site / "explanation" / "architecture.html").read_text()
     missing = []
-    for package in ("paraeval", "annotate", "scoring"):
+    for package in ("paraeval", "annotate", "scoring", "staff", "api"):
         for path in sorted((ROOT / package).rglob("*.py")):
             parts = path.relative_to(ROOT / package).parts
             if "migrations" in parts or "commands" in parts or path.name == "__init__.py":

@@ -51,3 +51,28 @@ def test_env_readers_name_the_bad_variable(monkeypatch):
         env_int("PARAEVAL_Y", 1, minimum=1)
     monkeypatch.setenv("PARAEVAL_Z", " a, b ,,c ")
     assert env_list("PARAEVAL_Z", []) == ["a", "b", "c"]
+
+
+def test_a_bad_judge_model_entry_is_named_by_the_system_check(settings) -> None:
+    """PARAPLUIE_MODELS is parsed by the scoring app (the settings module imports no app): a bad
+    entry fails `manage.py check` (and so migrate and scripts/run.sh) with its reason."""
+    import io
+
+    from django.core.management import call_command
+    from django.core.management.base import SystemCheckError
+
+    from scoring.metric_settings import check_metric_settings
+    from scoring.metrics import environment
+
+    settings.PARAPLUIE_MODELS = "smollm2[model=embedded]; smollm2[model=embedded,device=cuda]"
+    [error] = check_metric_settings()
+    assert error.id == "scoring.E001"
+    assert error.msg == "PARAPLUIE_MODELS: model name(s) given twice: smollm2"
+    with pytest.raises(SystemCheckError, match="PARAPLUIE_MODELS: model name"):
+        call_command("check", stdout=io.StringIO())
+    settings.PARAPLUIE_MODELS = "smollm2[model=embedded,device=cuda,batch_size=4]"
+    assert check_metric_settings() == []
+    [judge] = environment.current().judge_models
+    assert (judge.name, judge.device, judge.batch_size) == ("smollm2", "cuda", 4)
+    settings.PARAEVAL_METRICS = "lev, bleu[tokenize=moses,lowercase=false];wer"
+    assert environment.current().metrics == ("lev", "bleu[tokenize=moses,lowercase=false]", "wer")

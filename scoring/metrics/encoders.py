@@ -144,11 +144,11 @@ def resolve_model(spec: str) -> ModelRef:
 
 def check_model(ref: ModelRef, setting: str) -> None:
     """Raise :class:`MetricUnavailable`, saying how to fix it, if ``ref`` cannot be loaded here."""
-    from django.conf import settings
+    from scoring.metrics import environment
 
     if ref.problem:
         raise MetricUnavailable(f"{ref.problem} (set {setting} to 'embedded' or to a local model directory)")
-    if not ref.local and not settings.PARAEVAL_ALLOW_MODEL_DOWNLOAD:
+    if not ref.local and not environment.current().allow_download:
         raise MetricUnavailable(
             f"model {ref.spec!r} is not on this machine and downloads are off: set {setting} to a local "
             "model directory, or set PARAEVAL_ALLOW_MODEL_DOWNLOAD=1 to let the worker download it once"

@@ -12,8 +12,9 @@ default. Models are never downloaded: a model is ``embedded`` or a local folder 
 already in the local cache, see :mod:`scoring.metrics.lm`).
 
 Each model's ParaPLUIE tasks go to the queue ``llm.<name>`` (:func:`queue_for`), so a GPU
-worker started with ``-Q llm.<name>`` loads that model only. Standard library only: the
-settings module parses the variable with :func:`parse_models`.
+worker started with ``-Q llm.<name>`` loads that model only. Standard library only: the scoring
+app parses the setting with :func:`parse_models` and passes the models in
+(:mod:`scoring.metrics.environment`).
 
 Tuned judges (``manage.py tune_judge``, :mod:`scoring.metrics.tuned`) are judge models too: each
 folder of ``PARAPLUIE_TUNED_DIR`` holding one is listed after the configured models, named
@@ -123,20 +124,29 @@ def parse_models(text: str) -> list[JudgeModel]:
 
 
 def configured_models() -> list[JudgeModel]:
-    """The judge models of the settings, in their order (the first is the default), then the
-    tuned judges of ``PARAPLUIE_TUNED_DIR``."""
-    from django.conf import settings
+    """The judge models of the installation (``PARAPLUIE_MODELS``), in their order (the first is
+    the default; none configured: the embedded SmolLM2), then the tuned judges of
+    ``PARAPLUIE_TUNED_DIR``."""
+    from scoring.metrics import environment
 
-    configured: Sequence[object] = settings.PARAPLUIE_MODELS
-    judges = []
+    installed = environment.current()
+    judges = list(installed.judge_models) or [JudgeModel(default_name("embedded"))]
+    if installed.tuned_dir is None:
+        return judges
+    return judges + tuned_models(installed.tuned_dir, judges)
+
+
+def as_judge_models(configured: Sequence[object]) -> list[JudgeModel]:
+    """Judge models from a setting's entries: models, compact or JSON text, or plain dicts (tests)."""
+    judges: list[JudgeModel] = []
     for item in configured:
         if isinstance(item, JudgeModel):
             judges.append(item)
-        elif isinstance(item, Mapping):  # tests may override the setting with plain dicts
+        elif isinstance(item, Mapping):
             judges.append(_judge(str(item.get("name") or ""), {k: v for k, v in item.items() if k != "name"}, "entry"))
         else:
             judges.extend(parse_models(str(item)))
-    return judges + tuned_models(settings.PARAPLUIE_TUNED_DIR, judges)
+    return judges
 
 
 def tuned_models(root: str | Path, configured: Sequence[JudgeModel]) -> list[JudgeModel]:
@@ -163,9 +173,10 @@ def tuned_models(root: str | Path, configured: Sequence[JudgeModel]) -> list[Jud
 
 def tuned_state() -> tuple[tuple[str, int], ...]:
     """What changes when a tuned judge appears or goes (cheap: one folder listing)."""
-    from django.conf import settings
+    from scoring.metrics import environment
 
-    return tuned.state(settings.PARAPLUIE_TUNED_DIR)
+    tuned_dir = environment.current().tuned_dir
+    return () if tuned_dir is None else tuned.state(tuned_dir)
 
 
 def find_model(name_or_location: str) -> JudgeModel:

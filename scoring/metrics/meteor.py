@@ -7,6 +7,7 @@ part of the metric, so scoring without WordNet would silently give other numbers
 
 from __future__ import annotations
 
+import os
 import warnings
 from functools import lru_cache
 from pathlib import Path
@@ -76,12 +77,13 @@ class Meteor(Metric):
 
     @property
     def nltk_data(self) -> str:
-        """The NLTK data folder: the constructor's, else ``settings.NLTK_DATA``."""
+        """The NLTK data folder: the constructor's, else the installation's (``NLTK_DATA``)."""
         if self._nltk_data:
             return str(Path(self._nltk_data).resolve())
-        from django.conf import settings
+        from scoring.metrics import environment
 
-        return str(Path(settings.NLTK_DATA).resolve())
+        folder = environment.current().nltk_data or os.environ.get("NLTK_DATA", "")
+        return str(Path(folder).resolve()) if folder else ""
 
     def config(self) -> dict[str, Any]:
         return {

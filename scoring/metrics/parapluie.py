@@ -71,9 +71,9 @@ class ParaPluie(Metric):
                     f"it does not judge with {self.template.name!r}"
                 )
         if allow_download is None:
-            from django.conf import settings
+            from scoring.metrics import environment
 
-            allow_download = bool(settings.PARAEVAL_ALLOW_MODEL_DOWNLOAD)
+            allow_download = environment.current().allow_download
         self.allow_download = allow_download
 
     # --- Identity ---------------------------------------------------------------------------

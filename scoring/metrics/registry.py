@@ -22,8 +22,7 @@ from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 from typing import Any
 
-from django.conf import settings
-
+from scoring.metrics import environment
 from scoring.metrics.base import Metric, MetricError
 from scoring.metrics.judges import JudgeModel, configured_models, find_model
 from scoring.metrics.specs import Spec, SpecError, parse, to_bool, to_int
@@ -77,22 +76,24 @@ class MetricEntry:
 
 
 def _bertscore_options() -> dict[str, Any]:
+    installed = environment.current()
     return {
-        "model": settings.BERTSCORE_MODEL,
-        "num_layers": settings.BERTSCORE_NUM_LAYERS,
-        "device": settings.EMBEDDING_DEVICE,
+        "model": installed.bertscore_model,
+        "num_layers": installed.bertscore_num_layers,
+        "device": installed.embedding_device,
     }
 
 
 def _sbert_options() -> dict[str, Any]:
-    return {"model": settings.SBERT_MODEL, "device": settings.EMBEDDING_DEVICE}
+    installed = environment.current()
+    return {"model": installed.sbert_model, "device": installed.embedding_device}
 
 
 def _parapluie_options(template: str) -> Callable[[], dict[str, Any]]:
     def options() -> dict[str, Any]:
         return {
             "template": template,
-            "max_new_tokens": settings.PARAPLUIE_INDIRECT_MAX_NEW_TOKENS,
+            "max_new_tokens": environment.current().indirect_max_new_tokens,
         }
 
     return options
@@ -355,4 +356,4 @@ def build_metrics(names: Iterable[str]) -> list[Metric]:
 
 def enabled_metrics() -> list[Metric]:
     """The metrics the workers compute for every pair (``PARAEVAL_METRICS``)."""
-    return build_metrics(settings.PARAEVAL_METRICS)
+    return build_metrics(environment.current().metrics)

@@ -142,11 +142,11 @@ def _fill(turn: Turn, source: str, hypothesis: str, explanation: str | None) -> 
 
 
 def template_dirs(extra: Iterable[str | Path] | None = None) -> list[Path]:
-    """The shipped folder, then ``extra`` (default: ``settings.PARAPLUIE_TEMPLATE_DIRS``)."""
+    """The shipped folder, then ``extra`` (default: the installation's ``PARAPLUIE_TEMPLATE_DIRS``)."""
     if extra is None:
-        from django.conf import settings
+        from scoring.metrics import environment
 
-        extra = settings.PARAPLUIE_TEMPLATE_DIRS
+        extra = environment.current().template_dirs
     return [SHIPPED_DIR, *(Path(folder) for folder in extra)]
 
 

@@ -26,6 +26,7 @@ from django.db import IntegrityError, transaction
 from django.db.models.signals import post_delete, post_save
 from django.dispatch import receiver
 
+from scoring.metrics import environment
 from scoring.metrics.base import Metric
 from scoring.metrics.registry import UnknownMetric, build_metric, build_specs, metric_names, parse_spec
 from scoring.models import MetricConfig
@@ -128,7 +129,7 @@ def _build_enabled(tuned: tuple[tuple[str, int], ...] = ()) -> tuple[tuple[Metri
     metrics: list[Metric] = []
     unavailable: list[UnavailableMetric] = []
     seen: set[str] = set()
-    for name in settings.PARAEVAL_METRICS:
+    for name in environment.current().metrics:
         try:
             built = build_all(name)
         except Exception as error:  # noqa: BLE001 - any construction error disables only this metric

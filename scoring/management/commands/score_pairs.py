@@ -14,6 +14,7 @@ from django.core.management.base import BaseCommand, CommandError, CommandParser
 from tqdm import tqdm
 
 from annotate.models import Campaign, Pair
+from scoring.metrics import environment
 from scoring.metrics.base import Metric
 from scoring.metrics.registry import InvalidSpec, UnknownMetric
 from scoring.metrics.specs import split_list
@@ -79,7 +80,7 @@ class Command(BaseCommand):
 
     def _metrics(self, spec: str) -> list[Metric]:
         # Specs: commas inside [...] belong to a spec (bleu[tokenize=moses,lowercase=false]).
-        names = split_list(spec) or list(settings.PARAEVAL_METRICS)
+        names = split_list(spec) or list(environment.current().metrics)
         try:
             canonical = list(dict.fromkeys(configs.canonical_name(name) for name in names))
         except (UnknownMetric, InvalidSpec) as error:
