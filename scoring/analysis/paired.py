@@ -304,6 +304,10 @@ def williams_test(r12: float, r13: float, r23: float, n: int) -> tuple[float, fl
     """
     if n <= 3:
         return None
+    if r12 == r13:
+        # No difference: t = 0 whatever the spread. Two identical metrics (r23 = 1) make the
+        # denominator 0 up to rounding, which would otherwise give no test at all (or one by chance).
+        return 0.0, 1.0
     k = 1 - r12**2 - r13**2 - r23**2 + 2 * r12 * r13 * r23
     denominator = 2 * k * (n - 1) / (n - 3) + ((r12 + r13) ** 2 / 4) * (1 - r23) ** 3
     if denominator <= 0:
