@@ -251,7 +251,10 @@ def train(args: argparse.Namespace) -> int:
     results["speed"] = {"base_pairs_per_second": base_rate, "tuned_pairs_per_second": tuned_rate}
     results["adapter_folder"] = str(result.folder)
     if args.cross_fit:
-        results["cross_fit"] = cross_fit(args, spec, options, template, sets["mrpc"], tuned)
+        if args.cross_fit_start in ("scratch", "both"):
+            results["cross_fit"] = cross_fit(args, spec, options, template, sets["mrpc"], tuned)
+        if args.cross_fit_start in ("elsewhere", "both"):
+            results["cross_fit_started"] = cross_fit(args, spec, options, template, sets["mrpc"], tuned, result)
     Path(args.out).write_text(json.dumps(results, indent=2) + "\n", encoding="utf-8")
     print(f"# wrote {args.out} (adapter in {result.folder})")
     report_tables(results, None)
@@ -276,10 +279,18 @@ def bootstrap_auc(scores: list[float], labels: list[float], resamples: int, seed
 
 
 def cross_fit(
-    args: argparse.Namespace, spec: str, options: Any, template: Any, pairs: list[Pair], trained_elsewhere: Any
+    args: argparse.Namespace,
+    spec: str,
+    options: Any,
+    template: Any,
+    pairs: list[Pair],
+    trained_elsewhere: Any,
+    start: Any = None,
 ) -> dict[str, Any]:
     """The campaign case: tune on MRPC test's own labels with k folds and score it cross-fitted;
-    its AUC should fall in the bootstrap interval of the judge tuned on MRPC train, scored there."""
+    its AUC should fall in the bootstrap interval of the judge tuned on MRPC train, scored there.
+    ``start`` (that judge's tuning result): every adapter starts from its full adapter
+    (``tune_judge --start-from``), from scratch otherwise."""
     from dataclasses import replace
 
     from scoring.metrics.lm import load_fresh
@@ -290,18 +301,21 @@ def cross_fit(
     labelled = [
         LabelledPair(source, hypothesis, label, index) for index, (source, hypothesis, label) in enumerate(pairs)
     ]
+    origin = f"starting from {start.name}" if start is not None else "from scratch"
     print(
-        f"# cross-fitting: tuning on the {len(pairs)} MRPC test pairs' own labels, {args.cross_fit} folds", flush=True
+        f"# cross-fitting: tuning on the {len(pairs)} MRPC test pairs' own labels, {args.cross_fit} folds, {origin}",
+        flush=True,
     )
     result = tune(
         load_fresh(spec, args.device, args.dtype),
         labelled,
-        replace(options, folds=args.cross_fit),
+        replace(options, folds=args.cross_fit, start_from=start.name if start is not None else ""),
         template,
         Path(args.judges_dir),
         base_spec=spec,
         base_name="crossfit",
         progress=lambda state: print(state.line(), flush=True) if state.event != "eval" else None,
+        start=start.folder if start is not None else None,
     )
     common = {"device": args.device, "dtype": args.dtype, "batch_size": args.score_batch_size, "template_dirs": []}
     metric = ParaPluie("direct", model=str(result.folder), allow_download=False, **common)
@@ -319,6 +333,8 @@ def cross_fit(
     )
     return {
         "folds": args.cross_fit,
+        "started_from": start.name if start is not None else None,
+        "training_pairs": len(pairs),
         "auc": crossfitted["auc"],
         "accuracy_at_0": crossfitted["accuracy_at_0"],
         "elsewhere_interval": [low, high],
@@ -388,15 +404,17 @@ def report_tables(results: dict[str, Any], extra: dict[str, Any] | None) -> None
                 f"  {target if index == 1 else '':<24}".rstrip()
             )
         print(f"{'':<21}majority class share {entry['base']['majority_share']:.3f}")
-    crossed = results.get("cross_fit")
-    if crossed:
+    for key, origin in (("cross_fit", "from scratch"), ("cross_fit_started", "starting from the MRPC-train judge")):
+        crossed = results.get(key)
+        if not crossed:
+            continue
         low, high = crossed["elsewhere_interval"]
         print()
         print(
-            f"Cross-fitted on MRPC test's own labels ({crossed['folds']} folds): AUC {_number(crossed['auc'])}, "
-            f"accuracy at 0 {crossed['accuracy_at_0']:.3f}; the judge tuned on MRPC train: "
-            "95 % bootstrap interval of its AUC there "
-            f"[{low:.3f}, {high:.3f}] -> {'inside (target met)' if crossed['inside'] else 'outside (target missed)'}"
+            f"Cross-fitted on MRPC test's own labels ({crossed['folds']} folds, {origin}): "
+            f"AUC {_number(crossed['auc'])}, accuracy at 0 {crossed['accuracy_at_0']:.3f}; the judge tuned on MRPC "
+            f"train: 95 % bootstrap interval of its AUC there [{low:.3f}, {high:.3f}] -> "
+            f"{'inside (target met)' if crossed['inside'] else 'outside (target missed)'}"
         )
     speed = results["speed"]
     print()
@@ -473,6 +491,12 @@ def main() -> int:
     run.add_argument("--seed", type=int, default=20250101)
     run.add_argument("--threads", type=int, default=0, help="torch CPU threads (0: its default)")
     run.add_argument("--cross-fit", type=int, default=0, help="also tune on MRPC test with k folds (0: no)")
+    run.add_argument(
+        "--cross-fit-start",
+        choices=("scratch", "elsewhere", "both"),
+        default="both",
+        help="the cross-fitted adapters start from scratch, from the MRPC-train judge (--start-from), or both runs",
+    )
     run.add_argument("--judges-dir", default=str(ROOT / "data" / "benchmark-judges"), help="where the adapter goes")
     run.add_argument("--out", default="tune_judge.json")
     base = modes.add_parser("baselines", help="BERTScore and METEOR on the same evaluation pairs (CPU)")

@@ -47,6 +47,7 @@ def write_bundle(
     folds: dict[str, int] | None = None,
     weights: bytes | None = None,
     name: str | None = None,
+    settings: dict[str, object] | None = None,
 ) -> Path:
     """A tuned judge's folder as scoring.metrics.tuning writes one, with given (fake) adapter bytes.
 
@@ -68,7 +69,7 @@ def write_bundle(
         base_label=base.label,
         template=template,
         template_sha256=get_template(template).text_hash,
-        settings={"rank": 16, "seed": 0},
+        settings=settings or {"rank": 16, "seed": 0},
         folds=count,
     )
     folder.mkdir(parents=True, exist_ok=True)

@@ -261,6 +261,58 @@ def test_a_missing_adapter_or_another_base_model_is_refused_with_the_reason(tune
         check_model_available(describe_model(str(other)))
 
 
+@pytest.mark.django_db
+def test_a_tuning_starts_only_from_a_judge_of_the_same_shape_that_never_saw_the_campaigns_pairs(
+    tuned_dir: Path,
+) -> None:
+    campaign = _gold_campaign(4, 4)
+    keys = [pair.key for pair in judge_tuning.labelled_pairs(campaign, "gold").pairs]
+    shape = TuningOptions().identity()
+
+    def bundle(name: str, **changes: object) -> None:
+        folds = changes.pop("folds", None)
+        settings = {**shape, **changes}
+        write_bundle(
+            tuned_dir / name, base_spec="embedded", base_name="smollm2", name=name, settings=settings, folds=folds
+        )  # type: ignore[arg-type]
+
+    bundle("smollm2-tuned-aaaaaaaa")
+    bundle("smollm2-tuned-bbbbbbbb", folds={keys[0]: 0, keys[5]: 1})  # tuned on two of the campaign's pairs
+    bundle("smollm2-tuned-cccccccc", rank=8, targets=["q_proj", "v_proj"])
+
+    def ask(name: str) -> TunedJudge:
+        options = judge_tuning.default_options(folds=2, start_from=name)
+        return judge_tuning.request(campaign, reference="gold", options=options)
+
+    refusals = {
+        "nope": "no tuned judge 'nope' to start from; those tuned from smollm2 are: smollm2-tuned-aaaaaaaa, "
+        "smollm2-tuned-bbbbbbbb, smollm2-tuned-cccccccc",
+        "smollm2-tuned-bbbbbbbb": "cannot start from smollm2-tuned-bbbbbbbb: it was trained on 2 of the labelled "
+        f"pairs of campaign '{campaign.slug}', so every fold would start from an adapter that saw them",
+        "smollm2-tuned-cccccccc": "cannot start from smollm2-tuned-cccccccc: its adapters have another shape (rank 16 "
+        "here, 8 in smollm2-tuned-cccccccc; targets down_proj,gate_proj,k_proj,o_proj,q_proj,up_proj,v_proj here, "
+        "q_proj,v_proj in smollm2-tuned-cccccccc)",
+    }
+    for name, message in refusals.items():
+        with pytest.raises(judge_tuning.TuningRequestError) as refused:
+            ask(name)
+        assert str(refused.value).startswith(message)
+    assert TunedJudge.objects.count() == 0
+    row = ask("smollm2-tuned-aaaaaaaa")
+    assert row.options["start_from"] == "smollm2-tuned-aaaaaaaa"
+    assert judge_tuning.start_folder(row) == tuned_dir / "smollm2-tuned-aaaaaaaa"
+    # A judge tuned from scratch keeps the identity it had before the option existed.
+    assert "start_from" not in judge_tuning.default_options().identity()
+    # The dashboard says where it started.
+    row.status, row.folds = TunedJudge.Status.DONE, {"1": 0, "2": 1}
+    row.save()
+    (note,) = judge_tuning.dashboard_notes(campaign)
+    assert note.text.endswith(
+        "not fitted on the pairs they are measured on. It started from smollm2-tuned-aaaaaaaa, a judge tuned on "
+        "other pairs."
+    )
+
+
 # --- The dashboard says so ------------------------------------------------------------------------
 
 
@@ -357,6 +409,7 @@ def test_tuning_writes_a_bundle_whose_folds_never_score_their_own_pairs(tiny_bas
         "folds.json",
         "full",
         "judge.json",
+        "trained.json",
         "training.json",
     ]
     assert not list(tmp_path.glob(".tuning-*"))
@@ -402,3 +455,43 @@ def test_the_same_data_and_seed_give_the_same_judge_and_another_seed_another(tin
     first = run(1)
     assert run(1) == first
     assert run(2) != first
+
+
+@pytest.mark.model
+def test_a_tuning_started_from_a_judge_begins_with_its_adapter_and_refuses_one_that_saw_its_pairs(
+    tiny_base: Path, tmp_path: Path
+) -> None:
+    from dataclasses import replace
+
+    import torch
+    from safetensors.torch import load_file
+
+    from scoring.metrics.lm import load_fresh
+    from scoring.metrics.templates import get_template
+    from scoring.metrics.tuning import tune
+
+    pairs = _demo_pairs(24)
+    first, second = pairs[:12], pairs[12:]
+    template = get_template("direct", [])
+
+    def run(items: list[LabelledPair], options: TuningOptions, start: Path | None = None):
+        lm = load_fresh(str(tiny_base))
+        return tune(lm, items, options, template, tmp_path, base_spec=str(tiny_base), base_name="tiny", start=start)
+
+    scratch = TuningOptions(batch_size=4, eval_every=2, seed=1, rank=2, learning_rate=5e-3)
+    elsewhere = run(first, scratch)
+    # A learning rate too small to move anything: every adapter must end where it started.
+    options = replace(scratch, start_from=elsewhere.name, learning_rate=1e-9, folds=2)
+    with pytest.raises(TuningError, match="it was trained on 12 of these pairs"):
+        run(first, options, elsewhere.folder)
+    with pytest.raises(TuningError, match="give both or neither"):
+        run(second, options)
+    result = run(second, options, elsewhere.folder)
+    started = load_file(str(elsewhere.folder / "full" / "adapter_model.safetensors"))
+    assert any(float(tensor.abs().max()) > 1e-3 for tensor in started.values())  # trained: not LoRA's zero start
+    for adapter in ("full", "fold-0", "fold-1"):
+        weights = load_file(str(result.folder / adapter / "adapter_model.safetensors"))
+        assert weights.keys() == started.keys()
+        assert all(torch.allclose(weights[key], started[key], atol=1e-6) for key in started), adapter
+    assert tuned.read_manifest(result.folder).settings["start_from"] == elsewhere.name
+    assert result.name != run(second, replace(options, start_from=""), None).name

@@ -8,6 +8,8 @@
         full/               the adapter trained on all the pairs (less the validation split)
         fold-0/ ... fold-4/ cross-fitting: the adapter trained without fold i's pairs
         folds.json          which fold each training pair (a key of its two texts) fell in
+        trained.json        the key of every pair it learnt from (folds or not): a tuning that
+                            starts from this judge must not train on them
         training.json       how training went (loss and validation AUC over time, timings)
 
 Scoring routes every pair by its texts (:func:`pair_key`): a pair the judge was trained on is
@@ -37,6 +39,7 @@ from scoring.metrics.fingerprint import file_digest
 
 MANIFEST = "judge.json"
 FOLDS_FILE = "folds.json"
+TRAINED_FILE = "trained.json"
 TRAINING_FILE = "training.json"
 FULL = "full"
 FORMAT = 1
@@ -174,6 +177,23 @@ def write_folds(folder: Path, rows: list[dict[str, Any]]) -> None:
     """Write ``folds.json``: one ``{"key", "fold"}`` object per training pair (plus any ids given)."""
     ordered = sorted(rows, key=lambda row: (int(row["fold"]), str(row["key"])))
     (folder / FOLDS_FILE).write_text(json.dumps({"pairs": ordered}, sort_keys=True) + "\n", encoding="utf-8")
+
+
+def write_trained(folder: Path, keys: list[str]) -> None:
+    """Write ``trained.json``: the keys of every pair the judge learnt from (sorted)."""
+    (folder / TRAINED_FILE).write_text(json.dumps({"keys": sorted(keys)}) + "\n", encoding="utf-8")
+
+
+def read_trained(folder: str | Path) -> set[str]:
+    """The keys of every pair the judge learnt from (``trained.json``; a bundle written before it
+    existed: the keys of ``folds.json``, which list them all when it was cross-fitted)."""
+    path = Path(folder) / TRAINED_FILE
+    if not path.is_file():
+        return set(read_folds(folder))
+    try:
+        return {str(key) for key in json.loads(path.read_text(encoding="utf-8"))["keys"]}
+    except (OSError, ValueError, KeyError, TypeError) as error:
+        raise MetricUnavailable(f"{path}: not a readable list of training pairs: {error}") from None
 
 
 def bundle_identity(folder: Path, manifest: Manifest, base_identity: dict[str, Any]) -> dict[str, Any]:

@@ -42,6 +42,7 @@ from pathlib import Path
 from typing import Any
 
 from scoring.metrics import tuned
+from scoring.metrics.judges import safe_name
 from scoring.metrics.lm import CausalLM, describe_model
 from scoring.metrics.parapluie_engine import encode, find_answer_tokens, render
 from scoring.metrics.templates import PromptTemplate, TemplateKind
@@ -280,8 +281,12 @@ def train_adapter(
     *,
     position: tuple[int, int] = (0, 1),
     progress: ProgressCallback | None = None,
+    from_start: bool = False,
 ) -> AdapterResult:
-    """Train the (already added, active) adapter ``adapter``; keep its best validation state."""
+    """Train the (already added, active) adapter ``adapter``; keep its best validation state.
+
+    ``from_start``: the adapter holds a tuned judge's weights (``start_from``), so its state
+    before training is a candidate too (further training on few pairs may only make it worse)."""
     import torch
     import torch.nn.functional as functional
 
@@ -346,7 +351,7 @@ def train_adapter(
         result.history.append(
             {"step": result.steps, "epoch": epoch, "loss": loss, "validation_loss": vloss, "validation_auc": vauc}
         )
-        if result.steps == 0:
+        if result.steps == 0 and not from_start:
             pass  # the untuned model's figures, for comparison: never "the best adapter"
         elif _better(vauc, vloss, best_key):
             best_key = (vauc if vauc is not None else -1.0, -(vloss if vloss is not None else math.inf))
@@ -356,7 +361,7 @@ def train_adapter(
         else:
             bad += 1
         result.stopped_early = bad >= options.patience
-        if result.steps == 0:
+        if result.steps == 0:  # before this training: the base model's, or the starting judge's
             result.base_validation_auc, result.base_validation_loss = vauc, vloss
         report("eval", epoch, loss, vloss)
         return result.stopped_early
@@ -412,6 +417,42 @@ def _save_adapter(peft_model: Any, adapter: str, folder: Path) -> None:
     peft_model.peft_config[adapter].save_pretrained(str(folder))
 
 
+def start_state(start: Path, options: TuningOptions, base_identity: dict[str, Any], keys: set[str]) -> dict[str, Any]:
+    """The full adapter's weights of the tuned judge ``start`` (a bundle folder) to start from,
+    after checking that it can be: the judge ``options.start_from`` names, tuned from this base
+    model, with adapters of the same shape, and never trained on any of these pairs (``keys``):
+    its adapter would carry them into every fold, and cross-fitting would no longer be honest."""
+    from safetensors.torch import load_file
+
+    manifest = tuned.read_manifest(start)
+    where = f"cannot start from the tuned judge {options.start_from!r} ({start})"
+    if manifest.name != options.start_from and safe_name(manifest.name) != options.start_from:
+        raise TuningError(f"{where}: that folder holds {manifest.name!r}")
+    if manifest.base_identity != base_identity:
+        raise TuningError(
+            f"{where}: it was tuned from another base model ({manifest.base_label or manifest.base_spec})"
+        )
+    problems = options.start_mismatches(manifest.settings)
+    if problems:
+        raise TuningError(f"{where}: its adapters have another shape ({'; '.join(problems)})")
+    seen = keys & tuned.read_trained(start)
+    if seen:
+        raise TuningError(
+            f"{where}: it was trained on {len(seen)} of these pairs, so every fold would start from an adapter that "
+            "saw them; start from a judge tuned on other data"
+        )
+    return load_file(str(start / tuned.FULL / "adapter_model.safetensors"))
+
+
+def _load_start(peft_model: Any, adapter: str, state: dict[str, Any]) -> None:
+    from peft import set_peft_model_state_dict
+
+    loaded: Any = set_peft_model_state_dict(peft_model, state, adapter_name=adapter)  # torch's _IncompatibleKeys
+    unexpected = [key for key in loaded.unexpected_keys if "lora_" in key]
+    if unexpected:
+        raise TuningError(f"the starting adapter has weights this model lacks: {', '.join(unexpected[:3])}")
+
+
 def _lora_config(options: TuningOptions) -> Any:
     from peft import LoraConfig
 
@@ -436,11 +477,14 @@ def tune(
     base_name: str,
     trained_on: dict[str, Any] | None = None,
     progress: ProgressCallback | None = None,
+    start: Path | None = None,
 ) -> TuneResult:
     """Tune ``lm`` (a fresh copy: adapters go into its layers) on ``pairs``; write the bundle.
 
     ``base_spec`` is how a worker loads the base model again (``embedded``, a folder);
-    ``base_name`` names the tuned judge (``<base_name>-tuned-<hash>``). Returns where the bundle
+    ``base_name`` names the tuned judge (``<base_name>-tuned-<hash>``). With
+    ``options.start_from``, ``start`` is that tuned judge's folder: every adapter starts from its
+    full adapter (:func:`start_state` says when it cannot). Returns where the bundle
     is and how training went; :class:`TuningError` says what is wrong with the data or options.
     """
     import torch
@@ -471,6 +515,12 @@ def tune(
             f"need at least 2 of each and {minimum} in all"
         )
     example = {item.key: _Example(ids, 1.0 if item.label else 0.0) for item, ids in encoded}
+    if bool(options.start_from) != (start is not None):
+        raise TuningError(
+            "start_from names the tuned judge to start from and start is its folder: give both or neither"
+        )
+    base = describe_model(base_spec)
+    initial = start_state(start, options, base.identity, set(example)) if start is not None else None
     folds = assign_folds(kept, options.folds, options.seed) if options.folds else {}
     plan: list[tuple[str, list[LabelledPair]]] = [(tuned.FULL, kept)]
     for fold in range(options.folds):
@@ -490,6 +540,8 @@ def tune(
             else:
                 peft_model.add_adapter(adapter, _lora_config(options))
             peft_model.set_adapter(adapter)
+            if initial is not None:
+                _load_start(peft_model, adapter, initial)
             train_index, validation_index = stratified_split(members, options.validation_share, options.seed + index)
             result = train_adapter(
                 lm,
@@ -501,10 +553,10 @@ def tune(
                 answers,
                 position=(index, len(plan)),
                 progress=progress,
+                from_start=initial is not None,
             )
             results.append(result)
             _save_adapter(peft_model, adapter, work / adapter)
-        base = describe_model(base_spec)
         manifest = tuned.Manifest(
             name="",
             base_spec=base_spec,
@@ -526,6 +578,7 @@ def tune(
             if folds
             else [],
         )
+        tuned.write_trained(work, [item.key for item in kept])
         digest = tuned.identity_digest(tuned.bundle_identity(work, manifest, base.identity))
         name = tuned.tuned_name(base_name, digest)
         manifest = replace(manifest, name=name)

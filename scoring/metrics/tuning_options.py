@@ -55,6 +55,9 @@ class TuningOptions:
     folds: int = 0  # 0: no cross-fitting adapters; else at least 2
     seed: int = 0
     targets: tuple[str, ...] = DEFAULT_TARGETS
+    # A tuned judge (its name) whose full adapter every new adapter starts from instead of LoRA's
+    # zero update: tuning on a campaign's labels from a judge tuned on other data. "": from scratch.
+    start_from: str = ""
 
     def check(self) -> None:
         """Refuse a bad value, naming the option."""
@@ -80,7 +83,24 @@ class TuningOptions:
     def identity(self) -> dict[str, Any]:
         data = asdict(self)
         data["targets"] = list(self.targets)
+        if not self.start_from:
+            del data["start_from"]  # judges tuned from scratch keep the identity they had before the option
         return data
+
+    def start_mismatches(self, start_settings: dict[str, Any]) -> list[str]:
+        """What differs between these options' adapter shape and the settings of the judge to start
+        from (its ``judge.json``): the adapters must have the same rank, alpha and projections."""
+        problems = []
+        for name in ("rank", "alpha"):
+            theirs = start_settings.get(name)
+            if theirs != getattr(self, name):
+                problems.append(f"{name} {getattr(self, name)} here, {theirs} in {self.start_from}")
+        theirs_targets = sorted(start_settings.get("targets") or [])
+        if theirs_targets != sorted(self.targets):
+            problems.append(
+                f"targets {','.join(sorted(self.targets))} here, {','.join(theirs_targets)} in {self.start_from}"
+            )
+        return problems
 
 
 @dataclass

@@ -9,7 +9,8 @@ What a run does, in order:
 1. marks the :class:`~scoring.models.TunedJudge` row running (a row already running, done or
    failed is left alone: a message delivered twice trains once);
 2. reads the campaign's labelled pairs (:func:`scoring.tuning.service.labelled_pairs`) and trains
-   the adapters on a fresh copy of the base model (:func:`scoring.metrics.tuning.tune`), storing
+   the adapters on a fresh copy of the base model (:func:`scoring.metrics.tuning.tune`; each from
+   the full adapter of the tuned judge ``start_from`` names, when it names one), storing
    the progress (loss, validation AUC) in the row as it goes;
 3. records the tuned judge: its name, folder, label, the fold of every training pair, and its
    metric configuration (``parapluie_<template>[model=<name>]``) beside the base model's;
@@ -36,7 +37,7 @@ from scoring.metrics.templates import get_template
 from scoring.metrics.tuning import Progress, tune
 from scoring.models import TunedJudge
 from scoring.pipeline import configs, runner
-from scoring.tuning.service import TuningRequestError, base_judge, labelled_pairs, options_of
+from scoring.tuning.service import TuningRequestError, base_judge, labelled_pairs, options_of, start_folder
 
 logger = logging.getLogger(__name__)
 
@@ -85,6 +86,7 @@ def _train_and_score(row: TunedJudge, echo: Echo | None) -> TunedJudge:
     options = options_of(row)
     judge = base_judge(row.base_judge)
     data = labelled_pairs(campaign, row.reference)
+    start = start_folder(row)
 
     def progress(state: Progress) -> None:
         if echo is not None:
@@ -104,6 +106,7 @@ def _train_and_score(row: TunedJudge, echo: Echo | None) -> TunedJudge:
             base_name=judge.name,
             trained_on={"campaign": campaign.slug, "reference": row.reference, "tuning": row.pk},
             progress=progress,
+            start=start,
         )
     finally:
         del lm  # the training copy (adapters in its layers) is not the one that scores

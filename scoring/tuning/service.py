@@ -25,12 +25,15 @@ from __future__ import annotations
 
 import logging
 from dataclasses import dataclass, replace
+from pathlib import Path
 from typing import Any
 
 from django.conf import settings
 from django.db import transaction
 
 from annotate.models import Campaign, Pair
+from scoring.metrics import tuned
+from scoring.metrics.base import MetricUnavailable
 from scoring.metrics.judges import JudgeModel, configured_models
 from scoring.metrics.templates import TemplateError, TemplateKind, get_template
 from scoring.metrics.tuning_options import LabelledPair, TuningError, TuningOptions
@@ -94,6 +97,16 @@ def base_judge(name: str | None) -> JudgeModel:
     )
 
 
+def start_judge(base: JudgeModel, name: str) -> JudgeModel:
+    """The tuned judge ``name`` to start from: one tuned from ``base`` (:class:`TuningRequestError` lists them)."""
+    candidates = [judge for judge in configured_models() if judge.tuned_from == base.name]
+    for judge in candidates:
+        if judge.name == name:
+            return judge
+    known = ", ".join(judge.name for judge in candidates) or "none yet"
+    raise TuningRequestError(f"no tuned judge {name!r} to start from; those tuned from {base.name} are: {known}")
+
+
 def default_options(**overrides: Any) -> TuningOptions:
     """The defaults (seed ``PARAEVAL_SEED``), with ``overrides`` (``None`` values ignored)."""
     options = TuningOptions(seed=int(settings.PARAEVAL_SEED), folds=5)
@@ -125,6 +138,8 @@ def request(
             f"folds must be at least 2, got {options.folds}: the tuned judge scores this campaign by cross-fitting "
             "(each pair by an adapter that never saw it)"
         )
+    if options.start_from:
+        _check_start(model, options, campaign, reference)
     data = labelled_pairs(campaign, reference)
     if data.positives < options.folds or data.negatives < options.folds:
         raise TuningRequestError(
@@ -139,6 +154,35 @@ def request(
         template=template.name,
         options=options.identity(),
     )
+
+
+def _check_start(model: JudgeModel, options: TuningOptions, campaign: Campaign, reference: str) -> None:
+    """What can be told before training about the judge to start from (the worker checks again,
+    on the pairs it keeps): its adapters' shape, and that it never saw this campaign's pairs."""
+    judge = start_judge(model, options.start_from)
+    try:
+        manifest = tuned.read_manifest(judge.model)
+        seen = tuned.read_trained(judge.model)
+    except MetricUnavailable as error:
+        raise TuningRequestError(str(error)) from None
+    problems = options.start_mismatches(manifest.settings)
+    if problems:
+        raise TuningRequestError(
+            f"cannot start from {judge.name}: its adapters have another shape ({'; '.join(problems)})"
+        )
+    overlap = sum(1 for pair in labelled_pairs(campaign, reference).pairs if pair.key in seen)
+    if overlap:
+        raise TuningRequestError(
+            f"cannot start from {judge.name}: it was trained on {overlap} of the labelled pairs of campaign "
+            f"{campaign.slug!r}, so every fold would start from an adapter that saw them; start from a judge "
+            "tuned on other data"
+        )
+
+
+def start_folder(row: TunedJudge) -> Path | None:
+    """The folder of the tuned judge a tuning starts from (None: from scratch)."""
+    name = str(row.options.get("start_from") or "")
+    return Path(start_judge(base_judge(row.base_judge), name).model) if name else None
 
 
 def options_of(row: TunedJudge) -> TuningOptions:
@@ -201,13 +245,15 @@ def dashboard_notes(campaign: Campaign) -> list[DashboardNote]:
                 if row.reference == "volunteers"
                 else "gold labels"
             )
+            start = row.options.get("start_from")
+            started = f" It started from {start}, a judge tuned on other pairs." if start else ""
             notes.append(
                 DashboardNote(
                     "cross-fitted",
                     label,
                     f"{label} was tuned on this campaign's own labels ({pairs} pairs, {reference}): its scores here "
                     f"are cross-fitted over {folds} folds, each pair scored by an adapter that never saw it, so its "
-                    "agreement figures are not fitted on the pairs they are measured on.",
+                    f"agreement figures are not fitted on the pairs they are measured on.{started}",
                 )
             )
         elif row.status in (TunedJudge.Status.QUEUED, TunedJudge.Status.RUNNING):

@@ -52,6 +52,11 @@ class Command(BaseCommand):
         )
         parser.add_argument("--eval-every", type=int, default=DEFAULTS.eval_every, help="Steps between validations.")
         parser.add_argument("--patience", type=int, default=DEFAULTS.patience, help="Validations without progress.")
+        parser.add_argument(
+            "--start-from",
+            metavar="TUNED_JUDGE",
+            help="Start every adapter from this tuned judge's (one tuned on other data from the same base model).",
+        )
         parser.add_argument("--seed", type=int, help="Seed of the splits and initial weights (default PARAEVAL_SEED).")
         parser.add_argument("--threads", type=int, default=0, help="CPU threads for torch here (0: its default).")
         parser.add_argument("--queue", action="store_true", help="Send it to the judge's worker queue instead.")
@@ -80,6 +85,7 @@ class Command(BaseCommand):
             eval_every=options["eval_every"],
             patience=options["patience"],
             seed=options["seed"],
+            start_from=options["start_from"],
         )
         try:
             with transaction.atomic():
