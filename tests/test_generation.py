@@ -149,6 +149,7 @@ def test_tiny_mistral_through_the_command_and_a_half_done_batch(tiny_models):
     assert generated.count() == 6 - empty
 
 
+@pytest.mark.model  # saves a tiny transformer model
 @pytest.mark.django_db
 def test_refusals(tiny_models):
     campaign = make_campaign(slug="refuse")

@@ -74,6 +74,7 @@ def test_aliases_are_accepted_and_unknown_names_refused() -> None:
         _run("blue")
 
 
+@pytest.mark.model  # saves a tiny transformer model
 def test_parapluie_is_listed_once_per_judge_model(settings, tmp_path: Path) -> None:  # type: ignore[no-untyped-def]
     from scoring.metrics.judges import parse_models
     from tests.judge_models import save_tiny_mistral
