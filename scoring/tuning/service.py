@@ -138,9 +138,9 @@ def request(
             f"folds must be at least 2, got {options.folds}: the tuned judge scores this campaign by cross-fitting "
             "(each pair by an adapter that never saw it)"
         )
-    if options.start_from:
-        _check_start(model, options, campaign, reference)
     data = labelled_pairs(campaign, reference)
+    if options.start_from:
+        _check_start(model, options, campaign, data)
     if data.positives < options.folds or data.negatives < options.folds:
         raise TuningRequestError(
             f"campaign {campaign.slug!r} has {data.positives} pairs labelled paraphrase and {data.negatives} labelled "
@@ -156,7 +156,7 @@ def request(
     )
 
 
-def _check_start(model: JudgeModel, options: TuningOptions, campaign: Campaign, reference: str) -> None:
+def _check_start(model: JudgeModel, options: TuningOptions, campaign: Campaign, data: TrainingData) -> None:
     """What can be told before training about the judge to start from (the worker checks again,
     on the pairs it keeps): its adapters' shape, and that it never saw this campaign's pairs."""
     judge = start_judge(model, options.start_from)
@@ -170,7 +170,7 @@ def _check_start(model: JudgeModel, options: TuningOptions, campaign: Campaign, 
         raise TuningRequestError(
             f"cannot start from {judge.name}: its adapters have another shape ({'; '.join(problems)})"
         )
-    overlap = sum(1 for pair in labelled_pairs(campaign, reference).pairs if pair.key in seen)
+    overlap = sum(1 for pair in data.pairs if pair.key in seen)
     if overlap:
         raise TuningRequestError(
             f"cannot start from {judge.name}: it was trained on {overlap} of the labelled pairs of campaign "
