@@ -5,6 +5,10 @@
         --out tune_judge-gpu.json
     nice python benchmarks/tune_judge.py train --train-pairs 200 --test-pairs 200 --threads 2 \
         --out tune_judge-cpu.json
+    # Cross-fit MRPC test again against a judge a train run saved (its folder), without training it
+    # again: from scratch, starting from that judge (tune_judge --start-from), or both.
+    python benchmarks/tune_judge.py crossfit --judge data/benchmark-judges/smollm2-tuned-XXXXXXXX \
+        --test-pairs 600 --threads 2 --cross-fit-start elsewhere --out tune_judge-crossfit.json
     # The baselines on the same evaluation pairs (BERTScore on all-MiniLM-L6-v2, METEOR), on a CPU
     # (benchmarks/tune_judge-baselines.json holds those of the full sets, so a GPU report needs no rerun):
     python benchmarks/tune_judge.py baselines --out benchmarks/tune_judge-baselines.json
@@ -261,6 +265,61 @@ def train(args: argparse.Namespace) -> int:
     return 0
 
 
+def crossfit_only(args: argparse.Namespace) -> int:
+    """Cross-fit MRPC test against a judge an earlier ``train`` run saved (``--judge``), without
+    training that judge again: on 2 CPU cores its training is a third of the whole run."""
+    from types import SimpleNamespace
+
+    import torch
+
+    from scoring.metrics.parapluie import ParaPluie
+    from scoring.metrics.templates import get_template
+    from scoring.metrics.tuning_options import TuningOptions
+
+    if args.threads:
+        torch.set_num_threads(args.threads)
+    judge = Path(args.judge)
+    described = json.loads((judge / "judge.json").read_text(encoding="utf-8"))
+    settings = described["settings"]
+    options = TuningOptions(
+        template=settings["template"],
+        rank=settings["rank"],
+        alpha=settings["alpha"],
+        dropout=settings["dropout"],
+        epochs=settings["epochs"],
+        batch_size=settings["batch_size"],
+        learning_rate=settings["learning_rate"],
+        eval_every=settings["eval_every"],
+        patience=settings["patience"],
+        max_tokens=settings["max_tokens"],
+        max_pairs=settings["max_pairs"],
+        validation_share=settings["validation_share"],
+        seed=settings["seed"],
+        targets=tuple(settings["targets"]),
+    )
+    spec = described["base"]["spec"]
+    evaluation = evaluation_sets(data_dir(args.data), args.test_pairs)["mrpc"]
+    common = {"device": args.device, "dtype": args.dtype, "batch_size": args.score_batch_size, "template_dirs": []}
+    tuned = ParaPluie(options.template, model=str(judge), allow_download=False, **common)
+    start = SimpleNamespace(name=described["name"], folder=judge)
+    print(f"# cross-fit against {described['name']} ({judge}), torch threads {torch.get_num_threads()}")
+    results: dict[str, Any] = {
+        "judge": described["name"],
+        "judge_trained_on": described.get("trained_on", {}),
+        "device": args.device,
+        "threads": torch.get_num_threads(),
+    }
+    template = get_template(options.template, [])
+    if args.cross_fit_start in ("scratch", "both"):
+        results["cross_fit"] = cross_fit(args, spec, options, template, evaluation, tuned)
+    if args.cross_fit_start in ("elsewhere", "both"):
+        results["cross_fit_started"] = cross_fit(args, spec, options, template, evaluation, tuned, start)
+    Path(args.out).write_text(json.dumps(results, indent=2) + "\n", encoding="utf-8")
+    print(f"# wrote {args.out}")
+    report_cross_fits(results)
+    return 0
+
+
 def bootstrap_auc(scores: list[float], labels: list[float], resamples: int, seed: int) -> tuple[float, float]:
     """95 % percentile interval of the AUC over pairs resampled with replacement (seeded)."""
     import random
@@ -325,9 +384,10 @@ def cross_fit(
     elsewhere_scores = trained_elsewhere.score_batch(texts)
     low, high = bootstrap_auc(elsewhere_scores, labels, 1000, args.seed)
     inside = crossfitted["auc"] is not None and low <= crossfitted["auc"] <= high
+    elsewhere_auc = figures(elsewhere_scores, pairs, 0.0)["auc"]
     print(
         f"# cross-fitted AUC on MRPC test {_number(crossfitted['auc'])}; the MRPC-train judge there "
-        f"{_number(figures(elsewhere_scores, pairs, 0.0)['auc'])}, 95 % bootstrap interval [{low:.3f}, {high:.3f}]: "
+        f"{_number(elsewhere_auc)}, 95 % bootstrap interval [{low:.3f}, {high:.3f}]: "
         f"{'inside' if inside else 'OUTSIDE'}",
         flush=True,
     )
@@ -337,6 +397,7 @@ def cross_fit(
         "training_pairs": len(pairs),
         "auc": crossfitted["auc"],
         "accuracy_at_0": crossfitted["accuracy_at_0"],
+        "elsewhere_auc": elsewhere_auc,
         "elsewhere_interval": [low, high],
         "inside": inside,
         "training_minutes_per_1000_pairs": round(result.minutes_per_1000, 3),
@@ -404,18 +465,7 @@ def report_tables(results: dict[str, Any], extra: dict[str, Any] | None) -> None
                 f"  {target if index == 1 else '':<24}".rstrip()
             )
         print(f"{'':<21}majority class share {entry['base']['majority_share']:.3f}")
-    for key, origin in (("cross_fit", "from scratch"), ("cross_fit_started", "starting from the MRPC-train judge")):
-        crossed = results.get(key)
-        if not crossed:
-            continue
-        low, high = crossed["elsewhere_interval"]
-        print()
-        print(
-            f"Cross-fitted on MRPC test's own labels ({crossed['folds']} folds, {origin}): "
-            f"AUC {_number(crossed['auc'])}, accuracy at 0 {crossed['accuracy_at_0']:.3f}; the judge tuned on MRPC "
-            f"train: 95 % bootstrap interval of its AUC there [{low:.3f}, {high:.3f}] -> "
-            f"{'inside (target met)' if crossed['inside'] else 'outside (target missed)'}"
-        )
+    report_cross_fits(results)
     speed = results["speed"]
     print()
     print(
@@ -425,8 +475,34 @@ def report_tables(results: dict[str, Any], extra: dict[str, Any] | None) -> None
     )
 
 
+def report_cross_fits(results: dict[str, Any]) -> None:
+    """The cross-fitted AUCs of a run against the interval of the judge tuned on MRPC train."""
+    for key, origin in (("cross_fit", "from scratch"), ("cross_fit_started", "starting from the MRPC-train judge")):
+        crossed = results.get(key)
+        if not crossed:
+            continue
+        low, high = crossed["elsewhere_interval"]
+        judge_auc = f" {_number(crossed['elsewhere_auc'])}," if crossed.get("elsewhere_auc") is not None else ""
+        print()
+        print(
+            f"Cross-fitted on MRPC test's own labels ({crossed['folds']} folds, {origin}): "
+            f"AUC {_number(crossed['auc'])}, accuracy at 0 {crossed['accuracy_at_0']:.3f}; the judge tuned on MRPC "
+            f"train:{judge_auc} 95 % bootstrap interval of its AUC there [{low:.3f}, {high:.3f}] -> "
+            f"{'inside (target met)' if crossed['inside'] else 'outside (target missed)'}"
+        )
+
+
 def report(args: argparse.Namespace) -> int:
     results = json.loads(Path(args.results).read_text(encoding="utf-8"))
+    if "training" not in results:  # a crossfit run: the judge was tuned by an earlier train run
+        trained_on = results.get("judge_trained_on", {})
+        print(
+            f"Cross-fitting against {results['judge']} (tuned by an earlier train run on "
+            f"{trained_on.get('pairs', '?')} {trained_on.get('corpus', '')} pairs), {results['device']}, "
+            f"torch threads {results['threads']}"
+        )
+        report_cross_fits(results)
+        return 0
     extra = json.loads(Path(args.baselines).read_text(encoding="utf-8")) if args.baselines else None
     report_tables(results, extra)
     return 0
@@ -507,6 +583,19 @@ def main() -> int:
     table = modes.add_parser("report", help="print the table of a train run (and the baselines)")
     table.add_argument("results")
     table.add_argument("baselines", nargs="?")
+    again = modes.add_parser("crossfit", help="cross-fit MRPC test against a judge a train run saved")
+    again.add_argument("--judge", required=True, help="the tuned judge's folder (printed by train)")
+    again.add_argument("--device", default="cpu")
+    again.add_argument("--dtype", default="float32", choices=("float32", "bfloat16", "float16"))
+    again.add_argument("--data")
+    again.add_argument("--test-pairs", type=int, default=0, help="MRPC test pairs (0: all 1,725), spread over the file")
+    again.add_argument("--score-batch-size", type=int, default=16)
+    again.add_argument("--seed", type=int, default=20250101)
+    again.add_argument("--threads", type=int, default=0)
+    again.add_argument("--cross-fit", type=int, default=5)
+    again.add_argument("--cross-fit-start", choices=("scratch", "elsewhere", "both"), default="elsewhere")
+    again.add_argument("--judges-dir", default=str(ROOT / "data" / "benchmark-judges"))
+    again.add_argument("--out", default="tune_judge-crossfit.json")
     kit = modes.add_parser("prepare", help="copy gguf, the GGUF file and the corpora for a GPU machine")
     kit.add_argument("--out", required=True)
     kit.add_argument("--data")
@@ -514,7 +603,14 @@ def main() -> int:
     folder.add_argument("--model-file", required=True)
     folder.add_argument("--out", required=True)
     args = parser.parse_args()
-    modes_run = {"train": train, "baselines": baselines, "report": report, "prepare": prepare, "convert": convert}
+    modes_run = {
+        "train": train,
+        "crossfit": crossfit_only,
+        "baselines": baselines,
+        "report": report,
+        "prepare": prepare,
+        "convert": convert,
+    }
     return modes_run[args.mode](args)
 
 
