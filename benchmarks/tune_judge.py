@@ -255,10 +255,7 @@ def train(args: argparse.Namespace) -> int:
     results["speed"] = {"base_pairs_per_second": base_rate, "tuned_pairs_per_second": tuned_rate}
     results["adapter_folder"] = str(result.folder)
     if args.cross_fit:
-        if args.cross_fit_start in ("scratch", "both"):
-            results["cross_fit"] = cross_fit(args, spec, options, template, sets["mrpc"], tuned)
-        if args.cross_fit_start in ("elsewhere", "both"):
-            results["cross_fit_started"] = cross_fit(args, spec, options, template, sets["mrpc"], tuned, result)
+        results.update(cross_fits(args, spec, options, template, sets["mrpc"], tuned, result))
     Path(args.out).write_text(json.dumps(results, indent=2) + "\n", encoding="utf-8")
     print(f"# wrote {args.out} (adapter in {result.folder})")
     report_tables(results, None)
@@ -280,23 +277,7 @@ def crossfit_only(args: argparse.Namespace) -> int:
         torch.set_num_threads(args.threads)
     judge = Path(args.judge)
     described = json.loads((judge / "judge.json").read_text(encoding="utf-8"))
-    settings = described["settings"]
-    options = TuningOptions(
-        template=settings["template"],
-        rank=settings["rank"],
-        alpha=settings["alpha"],
-        dropout=settings["dropout"],
-        epochs=settings["epochs"],
-        batch_size=settings["batch_size"],
-        learning_rate=settings["learning_rate"],
-        eval_every=settings["eval_every"],
-        patience=settings["patience"],
-        max_tokens=settings["max_tokens"],
-        max_pairs=settings["max_pairs"],
-        validation_share=settings["validation_share"],
-        seed=settings["seed"],
-        targets=tuple(settings["targets"]),
-    )
+    options = TuningOptions.from_identity(described["settings"])
     spec = described["base"]["spec"]
     evaluation = evaluation_sets(data_dir(args.data), args.test_pairs)["mrpc"]
     common = {"device": args.device, "dtype": args.dtype, "batch_size": args.score_batch_size, "template_dirs": []}
@@ -310,10 +291,7 @@ def crossfit_only(args: argparse.Namespace) -> int:
         "threads": torch.get_num_threads(),
     }
     template = get_template(options.template, [])
-    if args.cross_fit_start in ("scratch", "both"):
-        results["cross_fit"] = cross_fit(args, spec, options, template, evaluation, tuned)
-    if args.cross_fit_start in ("elsewhere", "both"):
-        results["cross_fit_started"] = cross_fit(args, spec, options, template, evaluation, tuned, start)
+    results.update(cross_fits(args, spec, options, template, evaluation, tuned, start))
     Path(args.out).write_text(json.dumps(results, indent=2) + "\n", encoding="utf-8")
     print(f"# wrote {args.out}")
     report_cross_fits(results)
@@ -335,6 +313,19 @@ def bootstrap_auc(scores: list[float], labels: list[float], resamples: int, seed
             values.append(value)
     values.sort()
     return values[int(0.025 * len(values))], values[int(0.975 * len(values)) - 1]
+
+
+def cross_fits(
+    args: argparse.Namespace, spec: str, options: Any, template: Any, pairs: list[Pair], judge: Any, start: Any
+) -> dict[str, Any]:
+    """The cross-fits ``--cross-fit-start`` asks for, keyed as the results store them: from
+    scratch (``cross_fit``) and starting from the judge tuned elsewhere (``cross_fit_started``)."""
+    crossed = {}
+    if args.cross_fit_start in ("scratch", "both"):
+        crossed["cross_fit"] = cross_fit(args, spec, options, template, pairs, judge)
+    if args.cross_fit_start in ("elsewhere", "both"):
+        crossed["cross_fit_started"] = cross_fit(args, spec, options, template, pairs, judge, start)
+    return crossed
 
 
 def cross_fit(

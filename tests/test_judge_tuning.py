@@ -92,6 +92,21 @@ def test_bad_options_are_refused_naming_the_option(options: TuningOptions, messa
         options.check()
 
 
+@pytest.mark.parametrize(
+    "options",
+    [
+        TuningOptions(seed=7, folds=5, targets=("q_proj", "v_proj")),
+        TuningOptions(seed=7, folds=5, start_from="smollm2-tuned-1a2b3c4d"),
+    ],
+)
+def test_options_come_back_whole_from_their_identity(options: TuningOptions) -> None:
+    """A row's stored options, and a judge.json's settings, are read back as the same options: the
+    starting judge too (without it, a judge started elsewhere would be named as one from scratch)."""
+    assert TuningOptions.from_identity(options.identity()) == options
+    row = TunedJudge(options=options.identity())
+    assert judge_tuning.options_of(row) == options
+
+
 def test_names_and_labels_of_a_tuned_judge() -> None:
     assert tuned.tuned_label("SmolLM2-135M-Instruct", "1a2b3c4d5e") == "SmolLM2-135M-tuned-1a2b3c4d"
     assert tuned.tuned_label("tiny-mistral", "ff00aa11") == "tiny-mistral-tuned-ff00aa11"

@@ -87,6 +87,13 @@ class TuningOptions:
             del data["start_from"]  # judges tuned from scratch keep the identity they had before the option
         return data
 
+    @classmethod
+    def from_identity(cls, data: dict[str, Any]) -> TuningOptions:
+        """The options an :meth:`identity` (a row's ``options``, a ``judge.json``'s ``settings``) describes."""
+        values = dict(data)
+        values["targets"] = tuple(values.get("targets") or DEFAULT_TARGETS)
+        return cls(**values)
+
     def start_mismatches(self, start_settings: dict[str, Any]) -> list[str]:
         """What differs between these options' adapter shape and the settings of the judge to start
         from (its ``judge.json``): the adapters must have the same rank, alpha and projections."""

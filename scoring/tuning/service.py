@@ -187,9 +187,7 @@ def start_folder(row: TunedJudge) -> Path | None:
 
 def options_of(row: TunedJudge) -> TuningOptions:
     """The row's training settings as options."""
-    data = dict(row.options)
-    data["targets"] = tuple(data.get("targets") or TuningOptions().targets)
-    return TuningOptions(**data)
+    return TuningOptions.from_identity(row.options)
 
 
 def queue_of(row: TunedJudge) -> str:
