@@ -165,6 +165,7 @@ def test_staff_hub_lists_campaigns_with_links_and_every_staff_page(staff_client,
         ("/admin/", "Admin"),
         ("/staff/scores/import/", "Import scores"),
         ("/staff/generate/", "Generate candidates"),
+        ("/staff/tuning/", "Tune a judge"),
         ("/api/", "API root"),
     ]
 
