@@ -146,7 +146,7 @@ def validate_parsed(
     return drafts, keys, problems
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, slots=True)
 class CheckedRecord:
     """One record after every check: its draft (None when it has problems), its problems, its
     id and training position, and whether its id is already in the campaign."""
