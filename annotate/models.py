@@ -64,6 +64,11 @@ def new_shuffle_key() -> int:
     return secrets.randbelow(2**31)
 
 
+def campaign_label(name: str, slug: str) -> str:
+    """How menus name a campaign: ``Spring study (spring-2026)``; the slug tells apart two of one name."""
+    return f"{name} ({slug})"
+
+
 class Campaign(models.Model):
     """One annotation campaign: a pool of pairs, a training trial and its rules."""
 
@@ -170,7 +175,7 @@ class Campaign(models.Model):
         ordering = ["-created_at"]
 
     def __str__(self) -> str:
-        return self.name
+        return self.label
 
     def save(self, *args: Any, **kwargs: Any) -> None:
         """One public campaign at a time: making this one public makes the others private."""
@@ -178,6 +183,11 @@ class Campaign(models.Model):
             super().save(*args, **kwargs)
             if self.is_public:
                 Campaign.objects.filter(is_public=True).exclude(pk=self.pk).update(is_public=False)
+
+    @property
+    def label(self) -> str:
+        """The name with the slug: two campaigns may share a name, never a slug (menus, selects)."""
+        return campaign_label(self.name, self.slug)
 
 
 class Pair(models.Model):

@@ -32,7 +32,7 @@ class CampaignProgress:
     places_left: int  # volunteers who can still start: judgements missing / pairs per volunteer
     last_hour: int  # campaign answers in the last hour
     hours_left: float | None  # at the last hour's rate; None when nothing was answered in it
-    state: str  # "closed", "full" (every place taken or done) or "open"
+    state: str  # "closed", "empty" (no pair to judge yet), "full" (every place taken or done) or "open"
 
     @property
     def percent(self) -> int:
@@ -65,6 +65,8 @@ def campaign_progress(campaign: Campaign, now: datetime.datetime | None = None) 
     hours_left = remaining / last_hour if last_hour else None
     if not campaign.is_open:
         state = "closed"
+    elif not pairs:  # nothing to judge: not "full", and not done either
+        state = "empty"
     elif found.is_full:
         state = "full"
     else:

@@ -43,10 +43,11 @@ from annotate.importers.formats import (
     open_records,
 )
 from annotate.importers.options import GOLD_CONSTANT_CHOICES, ImportOptionError, ImportOptions, parse_gold_map
+from annotate.importers.pipeline import RecordChecker
 from annotate.importers.problems import ImportProblem
 from annotate.importers.readers import TextLines
-from annotate.importers.validation import clean_record
-from annotate.models import Campaign, PairUpload
+from annotate.importers.validation import SourceRecord, record_key
+from annotate.models import Campaign, Pair, PairUpload
 
 logger = logging.getLogger(__name__)
 
@@ -118,6 +119,37 @@ class ColumnChoice:
     label: str
 
 
+# Problems a value mapping of the gold column can solve: a value the importer cannot read as a
+# label, or one the mapping leaves out. The page links them to the mapping's field.
+_GOLD_VALUE_PROBLEMS = (f.GOLD_LABEL_HELP, "is not in the gold mapping")
+GOLD_MAP_ANCHOR = "id_gold_map"
+
+
+def solved_by_gold_mapping(message: str) -> bool:
+    """Whether a problem is a gold value that the page's value mapping can read."""
+    return any(marker in message for marker in _GOLD_VALUE_PROBLEMS)
+
+
+@dataclass(frozen=True)
+class ShownProblem:
+    """A problem of the dry run or the import as the page lists it, with where to fix it."""
+
+    line: int | None
+    field: str
+    message: str
+    gold_mapping: bool  # the value mapping of the gold column, on the same page, can solve it
+
+
+def shown_problems(rows: list[list[object]]) -> list[ShownProblem]:
+    """The stored problems of an upload (``[line, field, message]`` each), for the page."""
+    shown = []
+    for line, column, message in rows:
+        text = str(message)
+        number = line if isinstance(line, int) else None
+        shown.append(ShownProblem(number, str(column or ""), text, solved_by_gold_mapping(text)))
+    return shown
+
+
 @dataclass
 class PreviewRow:
     """One of the first records, as it will be stored (or the problems that keep it out)."""
@@ -126,6 +158,11 @@ class PreviewRow:
     values: dict[str, str]
     problems: list[str]
     cells: list[tuple[str, str, str]] = field(default_factory=list)  # (field, label, value) of the shown fields
+
+    @property
+    def gold_mapping(self) -> bool:
+        """Whether the value mapping of the gold column can solve one of the row's problems."""
+        return any(solved_by_gold_mapping(problem) for problem in self.problems)
 
 
 @dataclass
@@ -250,6 +287,40 @@ def import_options(upload: PairUpload) -> ImportOptions:
     )
 
 
+def _first_records(
+    items: Iterator[SourceRecord | ImportProblem], wanted: int
+) -> Iterator[SourceRecord | ImportProblem]:
+    """The items up to the ``wanted``-th record, with the problems named up to it."""
+    records = 0
+    for item in items:
+        yield item
+        if not isinstance(item, ImportProblem):
+            records += 1
+            if records >= wanted:
+                return
+
+
+def _campaign_keys(campaign_id: int, records: list[SourceRecord]) -> tuple[set[str], set[int]]:
+    """The ids and training positions of ``records`` that the campaign already has (one query each)."""
+    keys = [record_key(record) for record in records]
+    ids = {key.external_id for key in keys if key.external_id}
+    positions = {key.training_position for key in keys if key.training_position is not None}
+    pairs = Pair.objects.filter(campaign_id=campaign_id)
+    existing = set(pairs.filter(external_id__in=ids).values_list("external_id", flat=True)) if ids else set()
+    taken = (
+        {
+            position
+            for position in pairs.filter(is_training=True, training_position__in=positions).values_list(
+                "training_position", flat=True
+            )
+            if position is not None
+        }
+        if positions
+        else set()
+    )
+    return existing, taken
+
+
 def preview(upload: PairUpload, rows: int = PREVIEW_ROWS) -> Preview:
     """The format, the column mapping and the first ``rows`` records as they will be stored."""
     try:
@@ -271,33 +342,38 @@ def preview(upload: PairUpload, rows: int = PREVIEW_ROWS) -> Preview:
                 options=options,
             )
             default_origin = upload.origin.strip() or stream.default_origin
-            pending: dict[int, list[str]] = {}
-            records = 0
             # Bounded: a file of bad lines must not be read whole for a preview.
-            for item in itertools.islice(stream.items, rows + PREVIEW_ROWS * 5):
+            items = list(itertools.islice(_first_records(stream.items, rows), rows + PREVIEW_ROWS * 5))
+            records = [item for item in items if not isinstance(item, ImportProblem)]
+            existing_ids, taken_positions = _campaign_keys(upload.campaign_id, records)
+            # The import's own checker, so the preview and the dry run never disagree about a row.
+            checker = RecordChecker(
+                options=options,
+                default_origin=default_origin,
+                max_length=settings.PARAEVAL_MAX_SENTENCE_LENGTH,
+                existing_ids=existing_ids,
+                taken_positions=taken_positions,
+                campaign_slug=upload.campaign.slug,
+            )
+            pending: dict[int, list[str]] = {}
+            for item in items:
                 if isinstance(item, ImportProblem):
                     if item.line is None:
                         result.problems.append(str(item))
                     else:
                         pending.setdefault(item.line, []).append(_message(item))
                     continue
-                item, found = options.apply(item)  # as the pipeline does: a mapping problem stops the row
-                draft = None
-                if not found:
-                    draft, found = clean_record(
-                        item, default_origin=default_origin, max_length=settings.PARAEVAL_MAX_SENTENCE_LENGTH
-                    )
+                checked = checker.check(item)
                 values = {}
-                if draft is not None:
-                    stored = asdict(draft)
+                if checked.draft is not None:
+                    stored = asdict(checked.draft)
                     values = {name: _shown(stored.get(name)) for name, _ in PREVIEW_FIELDS if name in stored}
-                    values["is_check"] = _shown(draft.is_check)
+                    values["is_check"] = _shown(checked.draft.is_check)
                 messages = pending.pop(item.line, []) if item.line is not None else []
-                messages += [_message(problem) for problem in found]
+                messages += [_message(problem) for problem in checked.problems]
+                if messages:  # a row with a problem is not stored: it shows its problems, not its values
+                    values = {}
                 result.rows.append(PreviewRow(item.line, values, messages))
-                records += 1
-                if records >= rows:
-                    break
             result.rows.extend(PreviewRow(line, {}, messages) for line, messages in pending.items())
             result.rows.sort(key=lambda row: row.line or 0)
     except ImportRefused as refusal:
@@ -400,15 +476,26 @@ def write_progress(upload: PairUpload, progress: Progress) -> None:
     os.replace(temporary, target)
 
 
+RUNNING_PHASES = {"check_queued": CHECK, "import_queued": IMPORT}
+
+
 def read_progress(upload: PairUpload) -> Progress:
-    """The last progress the task wrote (nothing read yet when there is none)."""
+    """The progress of the upload's own run: what its task last wrote, or nothing read yet.
+
+    A progress left by another run (the dry run's, read while the import waits for a worker) is
+    not this run's: the page would show the dry run's figures as the import's.
+    """
+    running = RUNNING_PHASES.get(upload.state)
     try:
         path = progress_path(upload)
         data = json.loads(path.read_text())
         age = max(0.0, time.time() - path.stat().st_mtime)
-        return Progress(str(data["phase"]), int(data["read"]), int(data["total"]), bool(data["finished"]), age)
+        found = Progress(str(data["phase"]), int(data["read"]), int(data["total"]), bool(data["finished"]), age)
     except (OSError, ValueError, KeyError, TypeError):
-        return Progress("", 0, upload.size)
+        return Progress(running or "", 0, upload.size)
+    if running is not None and (found.phase != running or found.finished):
+        return Progress(running, 0, upload.size, age_seconds=age)
+    return found
 
 
 class _CountingFile:
@@ -533,7 +620,9 @@ def run_upload(upload_id: int, mode: str) -> str:
             if mode == CHECK:
                 upload.checked_map = checked_map(upload)
         upload.save()
-    write_progress(upload, Progress(mode, upload.size, upload.size, finished=True))
+        # Written before the commit: once the new state shows, nothing of this run is left to
+        # write, so a run queued right after it never has its progress overwritten by this one's.
+        write_progress(upload, Progress(mode, upload.size, upload.size, finished=True))
     if upload.state == "imported":
         file_path(upload).unlink(missing_ok=True)  # the pairs are stored: the file is not needed
     return upload.state

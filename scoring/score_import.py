@@ -232,6 +232,7 @@ def read_scores(campaign: Campaign, data: bytes, filename: str) -> dict[int, flo
     )
     scores: dict[int, float] = {}
     first_line: dict[int, int] = {}
+    first_named: dict[int, str] = {}
     for line, pair_id, external, score in parsed:
         if pair_id is not None:
             slug = campaign_of.get(pair_id)
@@ -251,11 +252,15 @@ def read_scores(campaign: Campaign, data: bytes, filename: str) -> dict[int, flo
                 )
                 continue
             key = found
+        # Named as the file names it (its external_id or pair_id), never by an id the file does not show.
+        named = f"pair_id {pair_id}" if pair_id is not None else f"external_id {external!r}"
         if key in scores:
-            problems.append(Problem(line, f"duplicate: pair {key} already has a score on line {first_line[key]}"))
+            first = f"line {first_line[key]}" + (f" ({first_named[key]})" if first_named[key] != named else "")
+            problems.append(Problem(line, f"duplicate: {named} already has a score on {first}"))
             continue
         scores[key] = score
         first_line[key] = line
+        first_named[key] = named
     if problems:
         raise ScoreImportError(sorted(problems, key=lambda problem: problem.line))
     return scores

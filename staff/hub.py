@@ -7,10 +7,11 @@ scoring.pipeline.tasks, torch): the web layer stays on its side.
 
 from __future__ import annotations
 
+import datetime
 from dataclasses import dataclass
 
 from django.conf import settings
-from django.db.models import Count, IntegerField, OuterRef, Subquery
+from django.db.models import Count, Exists, IntegerField, OuterRef, Subquery
 from django.db.models.functions import Coalesce
 from django.urls import reverse
 
@@ -25,6 +26,7 @@ class CampaignEntry:
     slug: str
     name: str
     is_open: bool
+    created_at: datetime.datetime
     pairs: int
     judgements: int
     volunteer_link: str
@@ -68,21 +70,22 @@ def campaign_entries() -> list[CampaignEntry]:
         Campaign.objects.annotate(
             pair_count=_count(Pair, "campaign"), judgement_count=_count(Judgement, "pair__campaign")
         )
-        .order_by("-is_open", "name")
-        .values_list("slug", "name", "is_open", "pair_count", "judgement_count")
+        .order_by("-is_open", "name", "slug")
+        .values_list("slug", "name", "is_open", "created_at", "pair_count", "judgement_count")
     )
     return [
         CampaignEntry(
             slug=slug,
             name=name,
             is_open=is_open,
+            created_at=created_at,
             pairs=pairs,
             judgements=judgements,
             volunteer_link=volunteer_link(slug),
             dashboard_url=f"{dashboard}?campaign={slug}",
             exports=export_links(slug),
         )
-        for slug, name, is_open, pairs, judgements in rows
+        for slug, name, is_open, created_at, pairs, judgements in rows
     ]
 
 
@@ -115,10 +118,15 @@ class PublicCampaign:
 
 def public_campaign() -> PublicCampaign | None:
     """The open public campaign: the one PARAEVAL_PUBLIC_CAMPAIGN names when it is set (the
-    deployment decides), else the one staff made public on its settings page, if any."""
+    deployment decides), else the one staff made public on its settings page, if any; never
+    one that has no pair to judge yet."""
     slug = settings.PARAEVAL_PUBLIC_CAMPAIGN
     chosen = Campaign.objects.filter(slug=slug) if slug else Campaign.objects.filter(is_public=True)
-    campaign = chosen.filter(is_open=True).order_by("-created_at").only("name", "description", "slug").first()
+    # A campaign without a pair to judge invites nobody: a visitor would find nothing to do.
+    has_pairs = Exists(Pair.objects.filter(campaign=OuterRef("pk"), is_training=False, is_check=False))
+    campaign = (
+        chosen.filter(has_pairs, is_open=True).order_by("-created_at").only("name", "description", "slug").first()
+    )
     if campaign is None:
         return None
     return PublicCampaign(campaign.name, campaign.description, reverse("annotate:welcome", args=[campaign.slug]))

@@ -2,7 +2,7 @@
 
 from django.urls import path
 
-from staff.views import bring, campaigns, dashboard, exports, pairs, site, status, uploads, volunteers
+from staff.views import bring, campaigns, dashboard, exports, pairs, site, status, tuning, uploads, volunteers
 
 app_name = "staff"
 
@@ -36,4 +36,7 @@ urlpatterns = [
     # The researcher's own metric and generators.
     path("scores/import/", bring.score_import, name="score-import"),
     path("generate/", bring.generate, name="generate"),
+    # Steps that needed a shell: tune a judge, set the PARAPHRASUS objective of each corpus.
+    path("tuning/", tuning.tune_judge, name="tuning"),
+    path("campaigns/<slug:slug>/objectives/", tuning.corpus_objectives, name="objectives"),
 ]

@@ -237,6 +237,7 @@ def test_the_form_holds_every_setting_the_study_needs(staff_client: Client, sett
     settings.PARAEVAL_PUBLIC_CAMPAIGN = ""
     study()
     other = make_campaign(slug="other", name="Other", is_public=True)
+    make_pair(other)  # the home page invites only to a campaign with pairs to judge
     page = staff_client.get("/staff/campaigns/study/settings/").content.decode()
     for name in ("platform", "accepts_plain_link", "close_when_full", "is_public", "session_param"):
         assert f'data-setting="{name}"' in page and f'id="help-{name}"' in page

@@ -76,7 +76,7 @@ def test_page_for_staff(staff_client, built):
     assert response.status_code == 200
     html = response.content.decode()
     assert 'data-url="/staff/dashboard/data/"' in html
-    assert '<option value="dash" selected>Dashboard campaign</option>' in html
+    assert '<option value="dash" selected>Dashboard campaign (dash)</option>' in html
     for origin in ("llm", "mrpc", "paws"):
         assert f'<option value="{origin}"' in html
     assert "/staff/export/dash/?level=pairs&amp;format=csv" in html

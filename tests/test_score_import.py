@@ -141,7 +141,7 @@ def test_every_problem_named_with_its_line_and_nothing_stored():
     with pytest.raises(ScoreImportError) as refused:
         import_scores(campaign, data, "bad.csv", MINE)
     assert [str(problem) for problem in refused.value.problems] == [
-        f"line 3: duplicate: pair {pair.pk} already has a score on line 2",
+        f"line 3: duplicate: external_id 'known' already has a score on line 2 (pair_id {pair.pk})",
         "line 4: unknown pair: no pair has id 999999",
         f"line 5: pair {elsewhere.pk} belongs to campaign 'there', not 'here'",
         "line 6: unknown pair: campaign 'here' has no external id 'missing'",
@@ -194,7 +194,7 @@ def test_command(tmp_path: Path):
         call_command("import_scores", str(path), *arguments)
     assert str(refused.value) == (
         "scores.csv refused, nothing stored (1 problems):\n"
-        f"  line 3: duplicate: pair {pairs[0].pk} already has a score on line 2"
+        f"  line 3: duplicate: pair_id {pairs[0].pk} already has a score on line 2"
     )
     with pytest.raises(CommandError, match=r"options must be a JSON object, e\.g\. .*: not JSON"):
         call_command("import_scores", str(path), *arguments, "--options", "{model}")

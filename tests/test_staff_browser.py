@@ -93,7 +93,8 @@ def shoot(browser: WebDriver, folder: Path, name: str) -> None:
 
 
 def test_a_visitor_sees_a_neutral_home_and_the_docs_ask_for_a_login(browser, live_server, artifacts_dir, settings):
-    make_campaign(slug="spring", name="Spring campaign", description="Judge 50 pairs of sentences.")
+    spring = make_campaign(slug="spring", name="Spring campaign", description="Judge 50 pairs of sentences.")
+    make_pair(spring)  # a campaign without a pair to judge invites nobody
     window(browser, DESKTOP)
     browser.get(f"{live_server.url}/")
     assert browser.find_element(By.TAG_NAME, "h1").text == "ParaEval"

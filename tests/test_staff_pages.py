@@ -8,8 +8,10 @@ import re
 import pytest
 from django.contrib.auth import get_user_model
 from django.core.cache import cache, caches
+from django.utils.timezone import localtime
 from pytest_django.asserts import assertContains, assertNotContains
 
+from annotate.models import Campaign
 from scoring.reports.tables import agreement_table
 from tests.builders import (
     make_campaign,
@@ -134,7 +136,8 @@ def test_staff_hub_lists_campaigns_with_links_and_every_staff_page(staff_client,
     assert rows == ["demo", "pilot"]  # open campaigns first
     assertContains(
         response,
-        '<tr data-campaign="demo"><th scope="row">Demo campaign</th><td>open</td>'
+        '<tr data-campaign="demo"><th scope="row">Demo campaign <span class="muted small campaign-key">(demo, created '
+        f"{localtime(Campaign.objects.get(slug='demo').created_at):%Y-%m-%d})</span></th><td>open</td>"
         '<td class="num" data-label="Pairs:">3</td><td class="num" data-label="Judgements:">1</td>'
         '<td class="link-cell"><a class="volunteer-link" href="https://paraeval.example.org/c/demo/">'
         "https://paraeval.example.org/c/demo/</a></td>"
@@ -162,6 +165,7 @@ def test_staff_hub_lists_campaigns_with_links_and_every_staff_page(staff_client,
         ("/admin/", "Admin"),
         ("/staff/scores/import/", "Import scores"),
         ("/staff/generate/", "Generate candidates"),
+        ("/staff/tuning/", "Tune a judge"),
         ("/api/", "API root"),
     ]
 

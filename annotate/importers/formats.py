@@ -39,11 +39,22 @@ EXPORT_MARKER = "pair_id"
 FORMAT_CHOICES: tuple[str, ...] = ("auto", "mrpc", "paws", "stsb", "csv", "tsv", "jsonl")
 DEFAULT_ORIGINS = {"mrpc": "mrpc", "paws": "paws", "stsb": "stsb"}
 
-_RECOGNISED = (
-    "a header was expected: MRPC (Quality, #1 ID, #2 ID, #1 String, #2 String), "
-    "PAWS (id, sentence1, sentence2, label), or a CSV/TSV header with source and hypothesis columns; "
-    "STS-B files have no header: choose the format stsb"
-)
+# The two sentences as the upload page's mapping names them.
+_SENTENCE_LABELS = {f.SOURCE: "Sentence 1 (source)", f.HYPOTHESIS: "Sentence 2 (hypothesis)"}
+
+
+def _how_to_map(missing: Sequence[str], unread: Sequence[str]) -> str:
+    """How to say which column holds each missing sentence: the upload page's mapping, the API's
+    ``column_map``, or a header name the importer reads; the example uses the file's own columns."""
+    chosen = " and ".join(f"{_SENTENCE_LABELS.get(name, name)!r}" for name in missing)
+    example = ", ".join(f'"{column}": "{name}"' for column, name in zip(unread, missing, strict=False))
+    api = f"column_map {{{example}}}" if example else "column_map"
+    plural = len(missing) > 1
+    return (
+        f"map the column{'s' if plural else ''} holding {'them' if plural else 'it'}: on the upload page, "
+        f"set Stored as to {chosen}; through the API, {api}; or rename "
+        f"{'them' if plural else 'it'} {' and '.join(repr(name) for name in missing)} in the header"
+    )
 
 
 @dataclass
@@ -66,9 +77,24 @@ class RecordStream:
     lines: TextLines | None = None  # the decoded lines, when the records come from a file
 
     def finish(self) -> None:
-        """Refuse the file if a line was not UTF-8 (call once ``items`` is exhausted)."""
+        """Refuse the file for the lines that were not UTF-8 and not yet given out by ``items``
+        (none once it is exhausted: ``items`` lists them beside the records' own problems)."""
         if self.lines is not None:
             self.lines.raise_for_encoding()
+
+
+def _with_encoding_problems(
+    items: Iterator[SourceRecord | ImportProblem], lines: TextLines
+) -> Iterator[SourceRecord | ImportProblem]:
+    """``items`` with each line that is not UTF-8 named just before the first item read after it.
+
+    The record of such a line is still checked (with the bad bytes replaced), so one refusal, a
+    dry run and the upload's preview all list its encoding and whatever else is wrong with it.
+    """
+    for item in items:
+        yield from lines.take_new_problems()
+        yield item
+    yield from lines.take_new_problems()
 
 
 @dataclass
@@ -249,7 +275,6 @@ def stream_table(
     *,
     delimiter: str,
     name: str,
-    detected: bool,
     columns: Sequence[str] | None = None,
     options: ImportOptions = NO_OPTIONS,
     column_map: Mapping[str, str] | None = None,
@@ -268,10 +293,12 @@ def stream_table(
         found: dict[str, int] = {}
         names: dict[str, str] = {}
         problems = []
+        unread: set[str] = set()
         for index, cell in enumerate(header.cells):
             canonical = options.gold_field() if options.is_gold_column(cell) else mapped_name(cell, column_map)
             if canonical is None:
                 stream.ignored_columns.append(cell)
+                unread.add(cell.strip())
             elif canonical in found:
                 problems.append(
                     ImportProblem(
@@ -296,8 +323,8 @@ def stream_table(
             message += f" (the header has {', '.join(repr(cell) for cell in header.cells)})"
             if delimiter == "," and any(";" in cell for cell in header.cells):
                 message += "; the file seems to use ';' between cells: save it with commas (or as TSV)"
-            elif detected:
-                message += f"; {_RECOGNISED}"
+            else:
+                message += "; " + _how_to_map(missing, [cell for cell in header.cells if cell.strip() in unread])
             problems.append(ImportProblem(header.line, missing[0], message))
         return found, names, problems
 
@@ -517,11 +544,11 @@ def open_records(
             every_line,
             delimiter=delimiter,
             name=name,
-            detected=detected,
             columns=None if header else columns,
             options=options,
             column_map=column_map,
         )
+    stream.items = _with_encoding_problems(stream.items, lines)
     stream.lines = lines
     return stream
 

@@ -29,6 +29,7 @@ from annotate.importers.validation import (
     DuplicateTracker,
     PairDraft,
     RecordKey,
+    SourceRecord,
     campaign_problems,
     clean_record,
     duplicate_problems,
@@ -145,6 +146,59 @@ def validate_parsed(
     return drafts, keys, problems
 
 
+@dataclass(frozen=True, slots=True)
+class CheckedRecord:
+    """One record after every check: its draft (None when it has problems), its problems, its
+    id and training position, and whether its id is already in the campaign."""
+
+    draft: PairDraft | None
+    problems: list[ImportProblem]
+    key: RecordKey
+    id_clash: bool
+
+
+class RecordChecker:
+    """Every check of a record, in one place: the gold options, the record on its own, against
+    the records before it and against the campaign.
+
+    The import, its dry run and the staff upload's preview all check records through this one
+    object, so a preview never shows a row as fine that the dry run refuses, nor the other way.
+    """
+
+    def __init__(
+        self,
+        *,
+        options: ImportOptions,
+        default_origin: str,
+        max_length: int,
+        existing_ids: set[str],
+        taken_positions: set[int],
+        campaign_slug: str,
+    ) -> None:
+        self.options = options
+        self.default_origin = default_origin
+        self.max_length = max_length
+        self.existing_ids = existing_ids
+        self.taken_positions = taken_positions
+        self.campaign_slug = campaign_slug
+        self.duplicates = DuplicateTracker()
+
+    def check(self, record: SourceRecord) -> CheckedRecord:
+        """The record's draft and every problem found with it (remembering its id for the next ones)."""
+        mapped, found = self.options.apply(record)
+        draft = None
+        if not found:  # a gold mapping problem stops the row: its value cannot be read
+            draft, found = clean_record(mapped, default_origin=self.default_origin, max_length=self.max_length)
+        key = record_key(mapped)
+        found.extend(self.duplicates.check(key))
+        clashes = campaign_problems(
+            (key,), existing_ids=self.existing_ids, taken_positions=self.taken_positions, campaign=self.campaign_slug
+        )
+        found.extend(clashes)
+        id_clash = any(problem.field == "external_id" for problem in clashes)
+        return CheckedRecord(draft if not found else None, found, key, id_clash)
+
+
 @dataclass
 class _Problems:
     """The problems found so far: the first ones kept, all of them counted."""
@@ -242,7 +296,6 @@ def _store(
     default_origin = origin.strip() or stream.default_origin
     problems = _Problems()
     tally = _Tally()
-    duplicates = DuplicateTracker()
     batch: list[Pair] = []
     # The new ids as 8-byte machine integers while the file is read: a Python int per pair,
     # allocated between the rows' short-lived objects, would pin memory the rows free.
@@ -260,28 +313,27 @@ def _store(
             if position is not None
         }
 
+        checker = RecordChecker(
+            options=options,
+            default_origin=default_origin,
+            max_length=max_length,
+            existing_ids=existing_ids,
+            taken_positions=positions,
+            campaign_slug=campaign.slug,
+        )
         for item in stream.items:
             if isinstance(item, ImportProblem):
                 problems.extend((item,))
                 continue
             tally.records += 1
-            item, found = options.apply(item)
-            if not found:
-                draft, found = clean_record(item, default_origin=default_origin, max_length=max_length)
-            else:
-                draft = None
-            key = record_key(item)
-            found.extend(duplicates.check(key))
-            clashes = campaign_problems(
-                (key,), existing_ids=existing_ids, taken_positions=positions, campaign=campaign.slug
-            )
-            tally.with_ids += bool(key.external_id)
-            tally.id_clashes += sum(problem.field == "external_id" for problem in clashes)
-            found.extend(clashes)
-            problems.extend(found)
+            checked = checker.check(item)
+            tally.with_ids += bool(checked.key.external_id)
+            tally.id_clashes += checked.id_clash
+            problems.extend(checked.problems)
             if problems.count:
                 batch.clear()  # the file is refused: read on only to name every problem
                 continue
+            draft = checked.draft
             assert draft is not None  # no problem: clean_record made a draft
             tally.add(draft)
             if not dry_run:
@@ -289,10 +341,10 @@ def _store(
                 if len(batch) >= BATCH_SIZE:
                     stored_ids.extend(_insert(batch))
                     batch = []
-        stream.finish()  # a line that is not UTF-8 refuses the file with those lines alone
+        stream.finish()  # lines that are not UTF-8 came through the items; this is a safeguard
         # The per-record trackers are done with: free them (about 100 bytes a pair) before the
         # list of new ids and the scoring dispatch after the commit need memory of their own.
-        del duplicates, existing_ids, positions
+        del checker, existing_ids, positions
 
         if not tally.records and not problems.count:
             problems.extend([ImportProblem(None, None, "nothing to import: no pairs (only a header or blank lines)")])

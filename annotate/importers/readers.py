@@ -52,15 +52,18 @@ class TextLines:
 
     Iterating yields each physical line (split on ``\n`` only, the newline kept). A line that
     is not valid UTF-8 is yielded with the bad bytes replaced, so that line numbers stay true,
-    and recorded in ``encoding_problems``: a file with any is refused with those alone
-    (:meth:`raise_for_encoding`), as nothing else in it can be trusted. A leading UTF-8
-    byte-order mark is dropped; a UTF-16 one refuses the file at once.
+    and recorded in ``encoding_problems``. The record stream hands each one on beside the
+    problems of the records (:meth:`take_new_problems`), so a refusal, a dry run and a preview
+    list the encoding and everything else wrong with the same lines; a file that cannot be read
+    at all is refused with them (:meth:`raise_for_encoding`). A leading UTF-8 byte-order mark is
+    dropped; a UTF-16 one refuses the file at once.
     """
 
     def __init__(self, source: IO[bytes] | IO[str] | Iterable[str]) -> None:
         self._source = source
         self.encoding_problems: list[ImportProblem] = []
         self.lines_read = 0
+        self._handed_on = 0  # encoding problems already given out by take_new_problems
 
     def __iter__(self) -> Iterator[str]:
         first = True
@@ -96,10 +99,16 @@ class TextLines:
             offset += len(raw)
             yield text
 
+    def take_new_problems(self) -> list[ImportProblem]:
+        """The encoding problems found since the last call (each one is given out once)."""
+        new = self.encoding_problems[self._handed_on :]
+        self._handed_on = len(self.encoding_problems)
+        return new
+
     def raise_for_encoding(self) -> None:
-        """Refuse the file, naming every line that is not valid UTF-8, if there was one."""
-        if self.encoding_problems:
-            raise ImportRefused(self.encoding_problems)
+        """Refuse the file, naming every line that is not valid UTF-8 and not handed on yet, if there was one."""
+        if new := self.take_new_problems():
+            raise ImportRefused(new)
 
 
 @dataclass(frozen=True)

@@ -274,3 +274,49 @@ def dashboard_notes(campaign: Campaign) -> list[DashboardNote]:
                 DashboardNote("failed", label, f"Tuning {row.base_judge} on this campaign failed: {row.error[:300]}")
             )
     return notes
+
+
+@dataclass(frozen=True)
+class TuningLine:
+    """One tuning as the staff page lists it (``manage.py tune_judge --list`` says the same)."""
+
+    pk: int
+    status: str
+    where: str  # "adapter fold-2 step 40 of 120" while it runs, else ""
+    judge: str  # the tuned judge's label once known, else its base judge
+    campaign: str  # the campaign's label (name and slug), or "-" once deleted
+    reference: str
+    template: str
+    best_auc: float | None
+    error: str
+    queue: str
+
+
+def tuning_lines(limit: int = 50) -> list[TuningLine]:
+    """The latest tunings, newest first, with where each one is (one query)."""
+    lines = []
+    for row in TunedJudge.objects.select_related("campaign")[:limit]:
+        progress = row.progress or {}
+        where = ""
+        if row.status == TunedJudge.Status.RUNNING and progress.get("steps"):
+            where = f"adapter {progress.get('adapter')} step {progress.get('step')} of {progress.get('steps')}"
+        auc = progress.get("best_auc")
+        try:
+            queue = queue_of(row)
+        except TuningRequestError:  # its base judge is no longer configured
+            queue = ""
+        lines.append(
+            TuningLine(
+                pk=row.pk,
+                status=str(row.status),
+                where=where,
+                judge=row.label or row.base_judge,
+                campaign=row.campaign.label if row.campaign else "-",
+                reference=row.reference,
+                template=row.template,
+                best_auc=auc if isinstance(auc, float) else None,
+                error=row.error[:300],
+                queue=queue,
+            )
+        )
+    return lines

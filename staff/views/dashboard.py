@@ -24,7 +24,7 @@ from django.views.decorators.http import require_GET
 
 from annotate.exports.links import export_links
 from annotate.labels import ENGLISH_LEVEL_ORDER
-from annotate.models import Campaign
+from annotate.models import Campaign, campaign_label
 from scoring.reports import dataset
 from scoring.reports.service import FilterError, campaign_report, report_etag, report_etag_of
 from scoring.tuning import service as judge_tuning
@@ -94,7 +94,10 @@ def dashboard(request: HttpRequest) -> HttpResponse:
     slug = form.cleaned_data.get("campaign") if hasattr(form, "cleaned_data") else None
     campaign = _campaign(slug)
     context: dict[str, Any] = {
-        "campaigns": Campaign.objects.order_by("name").values_list("slug", "name"),
+        "campaigns": [
+            (slug, campaign_label(name, slug))
+            for slug, name in Campaign.objects.order_by("name", "slug").values_list("slug", "name")
+        ],
         "campaign": campaign,
         "missing_slug": slug if slug and campaign is None else None,
         "filters": form.cleaned_data,

@@ -178,6 +178,8 @@ def detail(request: HttpRequest, slug: str, upload_id: int) -> HttpResponse:
         and progress.read == 0
         and progress.age_seconds > uploads.WAITING_HINT_SECONDS,
         "summary": uploads.report_lines(job.report) if job.report else [],
+        "problems": uploads.shown_problems(job.problems or []),
+        "gold_map_anchor": uploads.GOLD_MAP_ANCHOR,
         "checked": checked and job.state == "checked",
         "fields": list(uploads.FIELD_LABELS.items()),
         "formats": uploads.FORMATS,
