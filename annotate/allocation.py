@@ -465,7 +465,7 @@ def pace_cutoff(now: datetime) -> datetime:
     return now - timedelta(seconds=settings.PARAEVAL_RESERVATION_PACE_SECONDS)
 
 
-def _yield_params(now: datetime) -> list[object]:
+def _yield_params(now: datetime) -> list[str | None]:
     """The two moments of the yielding condition: grace (pair served before), pace (last answer before)."""
     adapt = connection.ops.adapt_datetimefield_value
     return [adapt(grace_cutoff(now)), adapt(pace_cutoff(now))]
