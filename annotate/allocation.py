@@ -23,8 +23,12 @@ Rules (issue 2, point 9):
   an expired one is still shown while its pair is available, holding nothing, otherwise it is
   dropped and another pair allocated. A volunteer whose reservation ran out unanswered
   (``Volunteer.reservation_lapsed_at``) gets pairs without reservation until they answer.
-- When no pair is free, a pair held by a volunteer who never answered a campaign pair, for
-  longer than ``PARAEVAL_RESERVATION_GRACE_SECONDS``, is taken over (:func:`_take_over`).
+- A reservation holds against a waiting volunteer only while its holder keeps a human pace:
+  once the pair has been open for ``PARAEVAL_RESERVATION_GRACE_SECONDS`` *and* the holder's
+  last campaign answer is older than ``PARAEVAL_RESERVATION_PACE_SECONDS`` (or they never
+  answered one), it *yields*: when no pair is free, a newcomer takes it over
+  (:func:`_take_over`), whatever the holder answered before. Each volunteer holds at most one
+  pair (their one open assignment).
 
 Concurrency. Allocation runs in one transaction that locks the volunteer's row, then their
 open assignment (an answer locks that assignment too), so two requests of one volunteer (two
@@ -427,13 +431,18 @@ def _claim_campaign_pair(
     return _take_over(volunteer, campaign, now) if take_over else None
 
 
-# A reservation "yields" to a waiting volunteer when its holder has never answered a campaign
-# pair and has had the pair for longer than the grace period: the holder is a script, or a
-# person who left, and a volunteer who is here now takes the pair.
+# A reservation "yields" to a waiting volunteer when its pair has been open for longer than
+# the grace period and its holder has not answered a campaign pair within the pace window
+# (never, for a volunteer who has not answered yet): the holder is a script, or a person who
+# left, and a volunteer who is here now takes the pair. A volunteer at work answers their
+# previous pair just before being served the next, so their hold lasts about the pace window
+# per pair, and only as long as they keep answering; one answer long ago earns nothing
+# (scripts that answered once then idled held whole campaigns when any past answer counted).
 _YIELDING = """held.answered_at IS NULL AND held.expires_at > %s AND held.volunteer_id <> %s
   AND held.shown_at <= %s
   AND NOT EXISTS (
     SELECT 1 FROM {judgement} j WHERE j.volunteer_id = held.volunteer_id AND NOT j.is_training AND NOT j.is_check
+      AND j.answered_at > %s
   )"""
 
 _HELD_ONLY_BY_YIELDING = """
@@ -447,12 +456,23 @@ LIMIT 20"""
 
 
 def grace_cutoff(now: datetime) -> datetime:
-    """Reservations served before this moment, by volunteers with no answer, yield to others."""
+    """Reservations served before this moment may yield to others (if their holder is idle)."""
     return now - timedelta(seconds=settings.PARAEVAL_RESERVATION_GRACE_SECONDS)
 
 
+def pace_cutoff(now: datetime) -> datetime:
+    """A holder whose last campaign answer came before this moment is idle: their pair may yield."""
+    return now - timedelta(seconds=settings.PARAEVAL_RESERVATION_PACE_SECONDS)
+
+
+def _yield_params(now: datetime) -> list[str | None]:
+    """The two moments of the yielding condition: grace (pair served before), pace (last answer before)."""
+    adapt = connection.ops.adapt_datetimefield_value
+    return [adapt(grace_cutoff(now)), adapt(pace_cutoff(now))]
+
+
 def _take_over(volunteer: Volunteer, campaign: Campaign, now: datetime) -> Pair | None:
-    """A pair held only by volunteers who never answered (past the grace period), taken over.
+    """A pair held only by idle volunteers (no answer within the pace window, past the grace period), taken over.
 
     The holders' reservations end at once (they may still answer while the pair is available,
     like after any expiry). Their assignment rows are locked with SKIP LOCKED: a holder busy
@@ -461,11 +481,11 @@ def _take_over(volunteer: Volunteer, campaign: Campaign, now: datetime) -> Pair 
     """
     tables = {**_tables(), "judgement": connection.ops.quote_name(Judgement._meta.db_table)}
     moment = connection.ops.adapt_datetimefield_value(now)
-    cutoff = connection.ops.adapt_datetimefield_value(grace_cutoff(now))
+    cutoffs = _yield_params(now)
     yielding = _YIELDING.format(**tables)
     sql = _HELD_ONLY_BY_YIELDING.format(**tables, reserved=_RESERVED_BY_OTHERS.format(**tables), yielding=yielding)
     target = campaign.judges_per_pair
-    params = [campaign.pk, target, volunteer.pk, moment, volunteer.pk, moment, volunteer.pk, cutoff, target]
+    params = [campaign.pk, target, volunteer.pk, moment, volunteer.pk, moment, volunteer.pk, *cutoffs, target]
     with connection.cursor() as cursor:
         cursor.execute(sql, params)
         candidates = [row[0] for row in cursor.fetchall()]
@@ -479,7 +499,7 @@ def _take_over(volunteer: Volunteer, campaign: Campaign, now: datetime) -> Pair 
             with connection.cursor() as cursor:
                 cursor.execute(
                     f"SELECT held.id FROM {tables['assignment']} held WHERE held.pair_id = %s AND {yielding}{skip}",
-                    [pair_id, moment, volunteer.pk, cutoff],
+                    [pair_id, moment, volunteer.pk, *cutoffs],
                 )
                 holders = [row[0] for row in cursor.fetchall()]
             Assignment.objects.filter(pk__in=holders).update(expires_at=now)
@@ -502,6 +522,7 @@ WHERE p.campaign_id = %s AND NOT p.is_training AND NOT p.is_check AND p.judgemen
 # The same as ``_YIELDING`` without "not this volunteer" (places are counted for a newcomer).
 _YIELDING_ANY = """held.shown_at <= %s AND NOT EXISTS (
     SELECT 1 FROM {judgement} j WHERE j.volunteer_id = held.volunteer_id AND NOT j.is_training AND NOT j.is_check
+      AND j.answered_at > %s
   )"""
 
 
@@ -543,9 +564,8 @@ def places(campaign: Campaign, *, now: datetime | None = None) -> Places:
     sql = _PLACES.format(**tables, yielding_any=_YIELDING_ANY.format(**tables)).replace("GREATEST", greatest)
     target = campaign.judges_per_pair
     moment = connection.ops.adapt_datetimefield_value(now)
-    cutoff = connection.ops.adapt_datetimefield_value(grace_cutoff(now))
     with connection.cursor() as cursor:
-        cursor.execute(sql, [target, target, moment, cutoff, campaign.pk, target])
+        cursor.execute(sql, [target, target, moment, *_yield_params(now), campaign.pk, target])
         needed, free = cursor.fetchone()
     return Places(needed=int(needed), free=int(free))
 
@@ -577,9 +597,8 @@ def full_campaign_slugs(*, now: datetime | None = None) -> set[str]:
     }
     sql = _FULL_CAMPAIGNS.format(**tables, yielding_any=_YIELDING_ANY.format(**tables))
     moment = connection.ops.adapt_datetimefield_value(now)
-    cutoff = connection.ops.adapt_datetimefield_value(grace_cutoff(now))
     with connection.cursor() as cursor:
-        cursor.execute(sql, [moment, cutoff])
+        cursor.execute(sql, [moment, *_yield_params(now)])
         return {row[0] for row in cursor.fetchall()}
 
 
@@ -621,11 +640,10 @@ def openness(campaign: Campaign, *, now: datetime | None = None) -> Openness:
     tables = {**_tables(), "judgement": connection.ops.quote_name(Judgement._meta.db_table)}
     target = campaign.judges_per_pair
     moment = connection.ops.adapt_datetimefield_value(now)
-    cutoff = connection.ops.adapt_datetimefield_value(grace_cutoff(now))
     with connection.cursor() as cursor:
         cursor.execute(
             _FREE_PLACE.format(**tables, yielding_any=_YIELDING_ANY.format(**tables)),
-            [campaign.pk, target, moment, cutoff, target],
+            [campaign.pk, target, moment, *_yield_params(now), target],
         )
         free = cursor.fetchone() is not None
         complete = False

@@ -301,8 +301,9 @@ class Volunteer(models.Model):
         blank=True,
         help_text="When a reservation of theirs ran out unanswered; until their next answer they hold no pair.",
     )
-    # The record of the end page, written once when the volunteer first reaches it: the rule's
-    # verdict at that moment and the code shown (later rule changes never rewrite it).
+    # The record of the end page, written when the volunteer first reaches it: the rule's
+    # verdict at that moment and the code shown (later rule changes never rewrite it). A record
+    # without a code is written again when the volunteer judged pairs after it.
     verdict_at = models.DateTimeField(
         null=True, blank=True, help_text="When the exclusion rule judged the volunteer, at the end (once)."
     )

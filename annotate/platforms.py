@@ -9,8 +9,10 @@ no password: anyone who knows it could otherwise finish the study in their name 
 their code). The completion code is computed by the server only for a volunteer who has
 finished, and only if the campaign's exclusion rule keeps them (``annotate.quality``); a
 flagged volunteer gets the campaign's screened-out code, or none; a volunteer who judged no
-campaign pair (the campaign filled up meanwhile) gets none. The code shown is recorded once
-(``Volunteer.completion_*``), with the rule's verdict of that moment.
+campaign pair (the campaign filled up meanwhile) gets none. The code shown is recorded
+(``Volunteer.completion_*``), with the rule's verdict of that moment; a code once shown is never
+taken back, and a participant told "no code" who judges pairs afterwards (places came free) is
+judged again at their next end page, so work done is always credited.
 """
 
 from __future__ import annotations
@@ -24,7 +26,7 @@ from django.utils import timezone
 
 from annotate import quality
 from annotate.labels import EnglishLevel
-from annotate.models import Assignment, Campaign, Volunteer
+from annotate.models import Assignment, Campaign, Judgement, Volunteer
 
 # Identifiers are short opaque strings; anything else is refused rather than stored.
 MAX_IDENTIFIER_LENGTH = 100
@@ -168,16 +170,32 @@ def _url(campaign: Campaign, code: str) -> str:
     return campaign.completion_url.replace("{code}", quote(code, safe="")) if campaign.completion_url else ""
 
 
+def worked_since_verdict(volunteer: Volunteer) -> bool:
+    """Whether the volunteer's end record showed no code and they judged pairs after it.
+
+    Such a record is out of date: a participant told "full" (0 pairs) who was given pairs once
+    places came free, or one flagged who judged more. A record that showed a code never is:
+    the participant may have handed it in already, so it stands (one query only without a code).
+    """
+    if volunteer.verdict_at is None or volunteer.completion_code_shown:
+        return False
+    since = Judgement.objects.filter(volunteer=volunteer, is_training=False, answered_at__gt=volunteer.verdict_at)
+    return since.exists()
+
+
 def record_end(volunteer: Volunteer) -> Completion | None:
-    """The end page's verdict and code, computed once when the volunteer first reaches it.
+    """The end page's verdict and code, computed when the volunteer reaches it with work not judged yet.
 
     The first call judges the volunteer by the campaign's rule (their own answers only,
     :func:`annotate.quality.rule_verdict`) and stores the verdict and the code shown with the
-    moment; every later call reads the record back (a reload costs one row, and a later change
-    of the rule never changes what the participant was shown). Concurrent first calls store
-    once: the UPDATE only writes a volunteer with no record yet.
+    moment; later calls read the record back (a reload costs one row, and a later change of the
+    rule never changes what the participant was shown). The one exception: a record that
+    showed no code is made again when the volunteer judged pairs after it
+    (:func:`worked_since_verdict`), so that work done after being told "full" is credited, and
+    the code shown then is the one recorded. Concurrent calls store once: the UPDATE only
+    writes a record that is still the one it replaces.
     """
-    if volunteer.verdict_at is None:
+    if volunteer.verdict_at is None or worked_since_verdict(volunteer):
         verdict = quality.rule_verdict(volunteer)
         completion = completion_for(volunteer, excluded=verdict.excluded, judged=verdict.campaign_answers)
         now = timezone.now()
@@ -188,7 +206,8 @@ def record_end(volunteer: Volunteer) -> Completion | None:
             "completion_code_shown": completion.code if completion else "",
             "completion_shown_at": now if completion else None,
         }
-        Volunteer.objects.filter(pk=volunteer.pk, verdict_at__isnull=True).update(**record)
+        # ``verdict_at=None`` matches a volunteer with no record yet (Django reads it as IS NULL).
+        Volunteer.objects.filter(pk=volunteer.pk, verdict_at=volunteer.verdict_at).update(**record)
         volunteer.refresh_from_db(fields=list(record))
     if not volunteer.completion_kind:
         return None
@@ -221,4 +240,5 @@ __all__ = [
     "return_study",
     "returning_participant",
     "start_participant",
+    "worked_since_verdict",
 ]

@@ -381,7 +381,8 @@ def done(request: HttpRequest, token: str) -> HttpResponse | HttpResponseRedirec
         return redirect("annotate:pair", token=token)
     context = _campaign_context(volunteer.campaign, volunteer)
     progress = flow.progress_of(volunteer)
-    # The verdict and the code are computed once, at the first visit, and read back after.
+    # The verdict and the code are computed at the first visit and read back after (made again
+    # only for a record without a code when pairs were judged since: later work is credited).
     completion = platforms.record_end(volunteer)
     pool_exhausted = flow.end_reason(progress, volunteer.campaign) is EndReason.EXHAUSTED
     if pool_exhausted and volunteer.campaign.close_when_full:

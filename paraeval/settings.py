@@ -350,8 +350,10 @@ SPECTACULAR_SETTINGS = {
 PARAEVAL_RESERVATION_MINUTES = env_int("PARAEVAL_RESERVATION_MINUTES", 20, minimum=1)
 # Until a volunteer's first campaign answer their reservation is this short (see allocation).
 PARAEVAL_FIRST_RESERVATION_MINUTES = env_int("PARAEVAL_FIRST_RESERVATION_MINUTES", 3, minimum=1)
-# A volunteer with no campaign answer who has held a pair this long loses it to a waiting volunteer.
+# An idle volunteer (see the pace below) who has held a pair this long loses it to a waiting volunteer.
 PARAEVAL_RESERVATION_GRACE_SECONDS = env_int("PARAEVAL_RESERVATION_GRACE_SECONDS", 60, minimum=1)
+# A volunteer whose last campaign answer is older than this is idle: their pair yields after the grace.
+PARAEVAL_RESERVATION_PACE_SECONDS = env_int("PARAEVAL_RESERVATION_PACE_SECONDS", 120, minimum=1)
 # Longest sentence the importer accepts, in characters.
 PARAEVAL_MAX_SENTENCE_LENGTH = env_int("PARAEVAL_MAX_SENTENCE_LENGTH", 1000, minimum=1)
 # Campaign loaded by `manage.py load_demo` and printed by the run script.

@@ -1,4 +1,4 @@
-"""The end page's verdict and code: computed once, recorded, never rewritten (issue 21, points 5 and 13)."""
+"""The end page's verdict and code: recorded, a code shown never rewritten, later work credited."""
 
 from __future__ import annotations
 
@@ -13,8 +13,17 @@ from django.test import Client
 from annotate import flow, platforms, quality
 from annotate.labels import Label
 from annotate.models import Campaign, Volunteer
-from tests.builders import make_campaign, make_pair, make_volunteer
-from tests.test_campaign_platform import CODE, OTHER_CODE, answer_everything, link, prolific_campaign, start
+from tests.builders import make_campaign, make_pair, make_training_pairs, make_volunteer
+from tests.pair_page import pair_on_page
+from tests.test_campaign_platform import (
+    CODE,
+    OTHER_CODE,
+    answer_everything,
+    answer_everything_until_campaign_pair,
+    link,
+    prolific_campaign,
+    start,
+)
 
 pytestmark = pytest.mark.django_db
 
@@ -96,3 +105,62 @@ def test_a_volunteer_without_platform_gets_a_verdict_and_no_code() -> None:
     assert platforms.record_end(volunteer) is None
     volunteer.refresh_from_db()
     assert volunteer.verdict_at is not None and volunteer.completion_kind == ""
+
+
+def test_a_participant_told_full_who_then_judges_a_pair_is_shown_and_recorded_the_code(admin_client: Client) -> None:
+    # The sequence of the attack run: a participant reaches the end page with 0 pairs (another
+    # holds the only place), places come free, they are given the pair and judge it. Before the
+    # fix their end page kept the first record ("You judged 0 pairs", no code) and the CSV said
+    # code_shown=full against code_under_current_rule=completed: work done, never paid.
+    campaign = make_campaign(slug="prolific-study", quota=1, platform="prolific", completion_code=CODE)
+    make_training_pairs(campaign, 1)
+    pair = make_pair(campaign)
+    late_client, holder_client = Client(), Client()
+    late, _ = start(late_client, link(pid="late-participant", session="s-late"))
+    holder, _ = start(holder_client, link(pid="holder-participant", session="s-holder"))
+    answer_everything_until_campaign_pair(holder_client, holder)  # holds the only place
+    first_end = answer_everything(late_client, late, check_answer=Label.SAME_MEANING)[-1]
+    assert 'data-completion="full"' in first_end and CODE not in first_end
+    late.refresh_from_db()
+    assert (late.completion_kind, late.completion_code_shown) == ("full", "")
+    full_at = late.verdict_at
+
+    # Places come free: the holder gives the study back. The participant opens their link
+    # again, is given the pair, judges it, and reaches the end page.
+    assert holder_client.post(f"/v/{holder.token}/return/").status_code == 302
+    reopened = late_client.get(link(pid="late-participant", session="s-late"), follow=True)
+    assert reopened.request["PATH_INFO"] == f"/v/{late.token}/"
+    assert pair_on_page(reopened.content.decode(), late).pk == pair.pk
+    end = answer_everything(late_client, late, check_answer=Label.SAME_MEANING)[-1]
+    assert "You judged <strong>1 pair</strong>, after the training." in end
+    assert f'<p class="completion-code" id="completion-code">{CODE}</p>' in end
+    late.refresh_from_db()
+    assert (late.completion_kind, late.completion_code_shown) == ("completed", CODE)
+    assert full_at is not None and late.verdict_at is not None and late.verdict_at > full_at
+    rows = {row["participant_id"]: row for row in csv_rows(admin_client)}
+    row = rows["late-participant"]
+    shown = (row["code_shown"], row["code_shown_text"], row["code_under_current_rule"])
+    assert shown == ("completed", CODE, "completed")
+    assert row["code_shown_at"] == late.completion_shown_at.isoformat()
+    assert row["pairs_judged"] == "1"
+    # Reloading the end page reads the record back: the code stays, shown at the same moment.
+    assert CODE in late_client.get(f"/v/{late.token}/done/").content.decode()
+    shown_at = late.completion_shown_at
+    late.refresh_from_db()
+    assert late.completion_shown_at == shown_at
+
+
+def test_a_code_once_shown_is_never_taken_back_by_later_work() -> None:
+    campaign = prolific_campaign()
+    client = Client()
+    volunteer, _ = start(client, link())
+    answer_everything(client, volunteer, check_answer=Label.SAME_MEANING)
+    volunteer.refresh_from_db()
+    assert volunteer.completion_kind == "completed"
+    # New pairs arrive; the participant comes back, fails a check this time, and ends again.
+    Campaign.objects.filter(pk=campaign.pk).update(quota=5)
+    make_pair(campaign, is_check=True, expected_label=Label.SAME_MEANING.value, source="C d.", hypothesis="C d.")
+    end = answer_everything(client, volunteer, check_answer=Label.VERY_DIFFERENT)[-1]
+    assert f'<p class="completion-code" id="completion-code">{CODE}</p>' in end
+    volunteer.refresh_from_db()
+    assert (volunteer.completion_kind, volunteer.completion_code_shown) == ("completed", CODE)
