@@ -33,12 +33,13 @@ PRIORITY_BACKLOG = 9
 
 @dataclass(frozen=True)
 class TaskMessage:
-    """One task to send: its name, arguments and queue."""
+    """One task to send: its name, arguments and queue (and Celery's hard time limit, if any)."""
 
     name: str
     args: tuple[object, ...]
     queue: str
     priority: int = PRIORITY_FIRST
+    time_limit: int | None = None
 
 
 @dataclass(frozen=True)
@@ -92,6 +93,7 @@ def send(messages: Sequence[TaskMessage]) -> SendResult:
                     args=message.args,
                     queue=message.queue,
                     priority=message.priority,
+                    time_limit=message.time_limit,
                     producer=producer,
                     retry=False,
                 )

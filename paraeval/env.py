@@ -92,6 +92,24 @@ def env_list(name: str, default: list[str]) -> list[str]:
     return [item.strip() for item in raw.split(",") if item.strip()]
 
 
+def env_int_map(name: str, *, minimum: int | None = None) -> dict[str, int]:
+    """Parse ``key=integer`` entries separated by commas (``bleu=30,parapluie_indirect=900``)."""
+    parsed: dict[str, int] = {}
+    for item in env_list(name, []):
+        key, equals, raw = item.partition("=")
+        key = key.strip()
+        if not equals or not key:
+            raise ImproperlyConfigured(f"{name}: {item!r} is not name=integer")
+        try:
+            value = int(raw)
+        except ValueError:
+            raise ImproperlyConfigured(f"{name}: {item!r}: {raw.strip()!r} is not an integer") from None
+        if minimum is not None and value < minimum:
+            raise ImproperlyConfigured(f"{name}: {item!r} must be at least {minimum}")
+        parsed[key] = value
+    return parsed
+
+
 def env_choice(name: str, default: str, choices: set[str]) -> str:
     """Parse a variable that must be one of ``choices``."""
     value = os.environ.get(name, default).strip()

@@ -20,6 +20,7 @@ from paraeval.env import (
     env_choice,
     env_float,
     env_int,
+    env_int_map,
     env_list,
     env_str,
     installation_secret_key,
@@ -440,6 +441,14 @@ PARAEVAL_METRIC_PLUGINS = env_list("PARAEVAL_METRIC_PLUGINS", [])
 # back-off capped below the visibility timeout; then its scores are stored as failed.
 PARAEVAL_SCORING_MAX_RETRIES = env_int("PARAEVAL_SCORING_MAX_RETRIES", 5, minimum=0)
 PARAEVAL_SCORING_RETRY_MAX_SECONDS = env_int("PARAEVAL_SCORING_RETRY_MAX_SECONDS", 300, minimum=1)
+# Longest a worker may spend computing one metric on one batch of pairs (seconds); past it the
+# batch's scores are stored as failed ("exceeded its time limit") and the task goes on with its
+# other metrics. PARAEVAL_METRIC_TIME_LIMITS overrides it per metric name (bleu=30,my_plugin=5).
+PARAEVAL_METRIC_TIME_LIMIT = env_int("PARAEVAL_METRIC_TIME_LIMIT", 300, minimum=1)
+PARAEVAL_METRIC_TIME_LIMITS = env_int_map("PARAEVAL_METRIC_TIME_LIMITS", minimum=1)
+# A batch whose computation killed its worker process this many times (a plug-in that ends the
+# process, a hard time limit) is stored as failed scores with the reason instead of tried again.
+PARAEVAL_METRIC_CRASH_BUDGET = env_int("PARAEVAL_METRIC_CRASH_BUDGET", 3, minimum=1)
 # After a failed send, the web process stops trying the broker for this long (the sweep
 # catches up), so that an unreachable broker costs one timeout, not one per judgement.
 PARAEVAL_BROKER_BACKOFF_SECONDS = env_float("PARAEVAL_BROKER_BACKOFF_SECONDS", 10.0)

@@ -113,6 +113,30 @@ class QueuedScore(models.Model):
         return f"pair {self.pair_id}, configuration {self.config_id} queued at {self.queued_at:%Y-%m-%d %H:%M:%S}"
 
 
+class ScoreAttempt(models.Model):
+    """A (pair, configuration) score a worker started computing and has not stored yet.
+
+    Written, in its own committed transaction, before a batch is computed, and deleted in the
+    transaction that stores the batch's scores. A row found when the batch starts again is a
+    computation that never ended: its worker process died (a plug-in that ends the process, a
+    hard time limit, a kill). ``starts`` counts them, durably, whatever the broker redelivers:
+    at ``PARAEVAL_METRIC_CRASH_BUDGET`` the score is stored as failed with the reason. Plain
+    ids, like :class:`QueuedScore`: a hint the worker reads, never joined for display.
+    """
+
+    pair_id = models.BigIntegerField()
+    config_id = models.BigIntegerField()
+    starts = models.PositiveIntegerField(default=1)
+    started_at = models.DateTimeField(default=timezone.now)
+
+    class Meta:
+        constraints = [models.UniqueConstraint(fields=["pair_id", "config_id"], name="score_attempt_unique")]
+        indexes = [models.Index(fields=["config_id", "pair_id"], name="score_attempt_config_idx")]
+
+    def __str__(self) -> str:
+        return f"pair {self.pair_id}, configuration {self.config_id}: started {self.starts} times"
+
+
 class TunedJudge(models.Model):
     """One tuning of a judge model on a campaign's labels (``manage.py tune_judge``): the request,
     its progress while it runs, and what it produced.

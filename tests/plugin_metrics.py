@@ -3,7 +3,9 @@
 
 from __future__ import annotations
 
+import os
 import re
+import time
 from typing import ClassVar
 
 from scoring.metrics.base import Metric, Pair
@@ -49,3 +51,25 @@ class NotANumber(Metric):
 
     def _score(self, pairs: list[Pair]) -> list[float]:
         return ["high" for _ in pairs]  # type: ignore[misc]
+
+
+class Exiting(Metric):
+    """Ends its process, as a plug-in with a fatal native crash or a stray ``sys.exit`` in a C
+    extension would: only ever computed by a worker process, never in the test process."""
+
+    name: ClassVar[str] = "test_exiting"
+    queue: ClassVar[str] = "example"
+
+    def _score(self, pairs: list[Pair]) -> list[float]:
+        os._exit(3)
+
+
+class Sleeping(Metric):
+    """Never answers (a plug-in waiting on a server that does not reply)."""
+
+    name: ClassVar[str] = "test_sleeping"
+    queue: ClassVar[str] = "example"
+
+    def _score(self, pairs: list[Pair]) -> list[float]:
+        time.sleep(3600)
+        return [0.0] * len(pairs)

@@ -24,6 +24,8 @@ test_miscounting = tests.plugin_metrics:Miscounting
 test_misnamed = tests.plugin_metrics:Misnamed
 test_nonfinite = tests.plugin_metrics:NonFinite
 test_not_a_number = tests.plugin_metrics:NotANumber
+test_exiting = tests.plugin_metrics:Exiting
+test_sleeping = tests.plugin_metrics:Sleeping
 """
 
 

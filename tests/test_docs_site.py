@@ -19,7 +19,7 @@ SETTINGS_PAGE = ROOT / "docs" / "reference" / "settings.md"
 # Every way the code reads an environment variable: the typed readers of paraeval/env.py and
 # os.environ / os.getenv.
 READERS = re.compile(
-    r'(?:env_(?:str|bool|int|float|list|choice|specs)\(\s*|environ(?:\.get)?\(\s*|environ\[|getenv\(\s*)"([A-Z][A-Z0-9_]+)"'
+    r'(?:env_(?:str|bool|int|int_map|float|list|choice|specs)\(\s*|environ(?:\.get)?\(\s*|environ\[|getenv\(\s*)"([A-Z][A-Z0-9_]+)"'
 )
 FILE_VARIANTS = {"SECRET_KEY_FILE", "DATABASE_URL_FILE", "DATABASE_PASSWORD_FILE", "REDIS_URL_FILE"}
 

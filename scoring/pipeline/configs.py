@@ -26,7 +26,7 @@ from django.db import IntegrityError, transaction
 from django.db.models.signals import post_delete, post_save
 from django.dispatch import receiver
 
-from scoring.metrics import environment
+from scoring.metrics import environment, registry
 from scoring.metrics.base import Metric
 from scoring.metrics.registry import UnknownMetric, build_metric, build_specs, metric_names, parse_spec
 from scoring.models import MetricConfig
@@ -142,6 +142,31 @@ def _build_enabled(tuned: tuple[tuple[str, int], ...] = ()) -> tuple[tuple[Metri
                 seen.add(metric.config_hash)
                 metrics.append(metric)
     return tuple(metrics), tuple(unavailable)
+
+
+def is_dropped(config: MetricConfig) -> bool:
+    """Whether a worker drops the queued work of ``config`` instead of computing it: a plug-in
+    metric (code outside the project) that this process's ``PARAEVAL_METRICS`` no longer lists.
+
+    A metric of the project keeps being rebuilt from its stored spec when it is not listed (a
+    score of ``manage.py score_pairs --metrics`` retried from the admin).
+    """
+    entry = registry.entries().get(config.metric)
+    builtin = entry is not None and entry.package is None
+    return not builtin and not is_configured(config)
+
+
+def is_configured(config: MetricConfig) -> bool:
+    """Whether this process's ``PARAEVAL_METRICS`` still lists ``config``'s metric.
+
+    True for an enabled configuration, and for another configuration of a listed metric (other
+    settings: the runner says so) or one listed that cannot be built here (the runner says why).
+    """
+    metrics, unavailable = build_enabled()
+    if any(metric.config_hash == config.config_hash or metric.name == config.metric for metric in metrics):
+        return True
+    listed = {item.name for item in unavailable} | {item.name.split("[", 1)[0].strip() for item in unavailable}
+    return config.metric in listed or config.spec in listed
 
 
 def all_queues() -> list[str]:

@@ -30,7 +30,7 @@ from __future__ import annotations
 
 import itertools
 import logging
-from collections.abc import Callable, Iterable, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from datetime import datetime, timedelta
 from typing import Protocol
@@ -43,7 +43,7 @@ from django.utils import timezone
 from annotate.signals import judgement_recorded, pairs_created
 from paraeval import broker
 from scoring.models import EXTERNAL_QUEUE, MetricConfig, QueuedScore, Score
-from scoring.pipeline import configs, pending
+from scoring.pipeline import configs, limits, pending
 
 logger = logging.getLogger(__name__)
 
@@ -55,6 +55,9 @@ class Configuration(Protocol):
     def id(self) -> int: ...
 
     @property
+    def metric(self) -> str: ...
+
+    @property
     def queue(self) -> str: ...
 
     @property
@@ -63,16 +66,21 @@ class Configuration(Protocol):
 
 @dataclass(frozen=True)
 class ScoringTask:
-    """Pairs to score on one queue, with each of a list of configurations: one message."""
+    """Pairs to score on one queue, with each of a list of configurations: one message.
+
+    ``time_limit``: Celery's hard limit for the message, the sum of its metrics' own limits and
+    a grace period (:func:`scoring.pipeline.limits.task_time_limit`); a bound, not an identity.
+    """
 
     queue: str
     config_ids: tuple[int, ...]
     pair_ids: tuple[int, ...]
     priority: int = broker.PRIORITY_BACKLOG
+    time_limit: int | None = field(default=None, compare=False)
 
     def message(self) -> broker.TaskMessage:
         arguments = (list(self.config_ids), list(self.pair_ids))
-        return broker.TaskMessage(broker.SCORE_PAIRS_TASK, arguments, self.queue, self.priority)
+        return broker.TaskMessage(broker.SCORE_PAIRS_TASK, arguments, self.queue, self.priority, self.time_limit)
 
     def markers(self) -> dict[int, list[int]]:
         return {config_id: list(self.pair_ids) for config_id in self.config_ids}
@@ -106,10 +114,16 @@ def is_model_queue(queue: str) -> bool:
 
 
 def group_tasks(
-    missing: dict[int, list[int]], queue_of: dict[int, str], batch_size: int | None = None
+    missing: dict[int, list[int]],
+    queue_of: dict[int, str],
+    batch_size: int | None = None,
+    *,
+    metric_of: Mapping[int, str] | None = None,
 ) -> list[ScoringTask]:
     """Tasks for (configuration -> missing pair ids): pairs needing the same configurations of a
-    queue go together, at most ``batch_size`` pairs a task; the model queues' tasks first."""
+    queue go together, at most ``batch_size`` pairs a task; the model queues' tasks first.
+
+    ``metric_of`` (configuration -> metric name) gives each task its hard time limit."""
     size = batch_size or settings.PARAEVAL_SCORING_BATCH_SIZE
     needs: dict[tuple[str, int], set[int]] = {}
     for config_id, pair_ids in missing.items():
@@ -119,7 +133,12 @@ def group_tasks(
     for (queue, pair_id), config_ids in needs.items():
         groups.setdefault((queue, tuple(sorted(config_ids))), []).append(pair_id)
     return [
-        ScoringTask(queue, config_ids, tuple(chunk))
+        ScoringTask(
+            queue,
+            config_ids,
+            tuple(chunk),
+            time_limit=limits.task_time_limit(metric_of[i] for i in config_ids) if metric_of else None,
+        )
         for (queue, config_ids), pair_ids in sorted(
             groups.items(), key=lambda item: (not is_model_queue(item[0][0]), item[0])
         )
@@ -162,7 +181,12 @@ def missing_tasks(
             for config in chosen:
                 if (config.id, pair_id) not in have and pending.applies(config.language, language):
                     missing.setdefault(config.id, []).append(pair_id)
-    return group_tasks(missing, {config.id: config.queue for config in chosen}, batch_size)
+    return group_tasks(
+        missing,
+        {config.id: config.queue for config in chosen},
+        batch_size,
+        metric_of={config.id: config.metric for config in chosen},
+    )
 
 
 def send_tasks(tasks: Sequence[ScoringTask], *, refresh: bool = False) -> DispatchResult:
@@ -235,7 +259,8 @@ def sweep_tasks(
                 .values_list("id", flat=True)
             )
     queue_of = {config.id: config.queue for config in chosen}
-    return group_tasks(fresh, queue_of), group_tasks(stale, queue_of)
+    metric_of = {config.id: config.metric for config in chosen}
+    return group_tasks(fresh, queue_of, metric_of=metric_of), group_tasks(stale, queue_of, metric_of=metric_of)
 
 
 def queue_answered(pair_ids: Iterable[int]) -> DispatchResult:
@@ -254,7 +279,8 @@ def queue_sweep(now: datetime | None = None) -> DispatchResult:
 
     Queues with a backlog get the scores nobody queued (a pair imported while the broker was
     down): they are not in that backlog. Markers of scores stored or of deleted pairs are
-    dropped. Unreachable broker: nothing is sent; the next sweep tries again.
+    dropped, and so are those of configurations no longer enabled (a metric taken out of
+    ``PARAEVAL_METRICS``). Unreachable broker: nothing is sent; the next sweep tries again.
     """
     now = now or timezone.now()
     configs.forget_enabled()  # a sweep a minute keeps this process's cached rows fresh too
@@ -265,6 +291,7 @@ def queue_sweep(now: datetime | None = None) -> DispatchResult:
         logger.warning("sweep: broker unreachable (%s); trying again at the next sweep", waiting.error)
         return DispatchResult(error=waiting.error)
     pending.drop_settled_markers()
+    pending.drop_markers_except(config.id for config in chosen)
     busy = [queue for queue in queues if waiting.lengths.get(queue, 0) > 0]
     stale_before = now - timedelta(seconds=settings.PARAEVAL_SWEEP_SECONDS)
     fresh, stale = sweep_tasks(chosen, [queue for queue in queues if queue not in busy], stale_before)

@@ -121,6 +121,13 @@ def drop_settled_markers() -> int:
     return deleted
 
 
+def drop_markers_except(config_ids: Iterable[int]) -> int:
+    """Delete the markers of configurations not in ``config_ids`` (metrics taken out of the
+    settings: their queued work is dropped, not computed); returns how many."""
+    deleted, _ = QueuedScore.objects.exclude(config_id__in=list(config_ids)).delete()
+    return deleted
+
+
 def queued_pair_ids(config_id: int, *, limit: int, exclude: Iterable[int] = (), language: str = "") -> list[int]:
     """Oldest queued, still missing, scorable pairs of ``config_id`` (for a worker to take along)."""
     skip = set(exclude)

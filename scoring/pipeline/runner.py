@@ -16,13 +16,22 @@ How a run stays correct when it is interrupted, repeated or raced by another wor
 * when the metric cannot run at all (:class:`MetricUnavailable`: no WordNet, no model file),
   the batch's pairs are stored as ``failed`` with the reason too. Leaving them pending would
   make the sweep queue them again every minute without ever saying why; a failed score says
-  why, and staff retry it from the admin once the cause is fixed.
+  why, and staff retry it from the admin once the cause is fixed;
+* a metric has a time limit per batch and a crash budget (:mod:`scoring.pipeline.limits`): a
+  batch past its limit is stored as failed with the reason, and a batch whose computation
+  killed its worker process ``PARAEVAL_METRIC_CRASH_BUDGET`` times (counted in the database by
+  :mod:`scoring.pipeline.attempts`) is stored as failed instead of being tried again. Within a
+  task, the metrics that killed a worker before go last, so a crashing plug-in does not take
+  the other metrics of the same pairs down with it again;
+* a plug-in metric no longer in the worker's ``PARAEVAL_METRICS`` is not computed: its queued
+  work is dropped (and queued again by the sweep if the metric comes back).
 
 Training pairs are never scored.
 """
 
 from __future__ import annotations
 
+import contextlib
 import logging
 import time
 from collections.abc import Callable, Iterable, Sequence
@@ -35,7 +44,8 @@ from django.utils import timezone
 from annotate.models import Campaign, Pair
 from scoring.metrics.base import Metric, MetricUnavailable, ScoreOutcome
 from scoring.models import EXTERNAL_QUEUE, MetricConfig, Score
-from scoring.pipeline import configs, pending
+from scoring.pipeline import attempts as attempt_rows
+from scoring.pipeline import configs, limits, pending
 
 logger = logging.getLogger(__name__)
 
@@ -126,8 +136,32 @@ def _run_batch(metric: Metric, config: MetricConfig, chunk: list[int], summary: 
     if not rows:
         pending.clear_queued(config.pk, chunk)
         return
-    outcomes = compute(metric, [(source, hypothesis) for _, source, hypothesis in rows])
-    stored = store_outcomes(config, [pair_id for pair_id, _, _ in rows], outcomes, attempts=attempts)
+    # Written (and committed) before the computation: if it kills this process, the next
+    # attempt finds these rows and counts a death.
+    started = [pair_id for pair_id, _, _ in rows]
+    deaths = attempt_rows.begin(config.pk, started)
+    try:
+        budget = limits.crash_budget()
+        spent = {pair_id for pair_id in started if deaths.get(pair_id, 0) >= budget}
+        if spent:
+            reason = limits.crashed_reason(metric.name, max(deaths[pair_id] for pair_id in spent))
+            logger.error("%s: %s; %d scores stored as failed", config.label, reason, len(spent))
+            given_up = [ScoreOutcome(None, reason)] * len(spent)
+            _count(summary, given_up, store_outcomes(config, sorted(spent), given_up, attempts=attempts))
+            rows = [row for row in rows if row[0] not in spent]
+        if rows:
+            texts = [(source, hypothesis) for _, source, hypothesis in rows]
+            outcomes = compute(metric, texts, time_limit=limits.time_limit(metric.name))
+            ids = [pair_id for pair_id, _, _ in rows]
+            _count(summary, outcomes, store_outcomes(config, ids, outcomes, attempts=attempts))
+    except Exception:
+        # This process survived (a database error, retried by the task): not a death.
+        with contextlib.suppress(Exception):
+            attempt_rows.undo(config.pk, started)
+        raise
+
+
+def _count(summary: RunSummary, outcomes: Sequence[ScoreOutcome], stored: Stored) -> None:
     summary.scored += stored.scored
     summary.failed += stored.failed
     summary.already_scored += stored.skipped
@@ -136,10 +170,21 @@ def _run_batch(metric: Metric, config: MetricConfig, chunk: list[int], summary: 
             summary.errors.append(outcome.error)
 
 
-def compute(metric: Metric, texts: list[tuple[str, str]]) -> list[ScoreOutcome]:
-    """Run the metric on a batch (no database access, no transaction): one outcome per pair."""
+def compute(metric: Metric, texts: list[tuple[str, str]], *, time_limit: int | None = None) -> list[ScoreOutcome]:
+    """Run the metric on a batch (no database access, no transaction): one outcome per pair.
+
+    ``time_limit``: seconds the batch may take (:func:`scoring.pipeline.limits.deadline`); past
+    it every pair of the batch fails with the reason.
+    """
     try:
-        return metric.score_many(texts)
+        if time_limit is None:
+            return metric.score_many(texts)
+        with limits.deadline(time_limit):
+            return metric.score_many(texts)
+    except limits.MetricTimeLimitExceeded as exceeded:
+        reason = limits.timed_out_reason(metric.name, exceeded.seconds)
+        logger.error("%s on a batch of %d pairs: %s", metric.label, len(texts), reason)
+        return [ScoreOutcome(None, reason) for _ in texts]
     except MetricUnavailable as error:
         reason = f"metric unavailable: {error}"
         logger.error("%s cannot run here: %s", metric.label, error)
@@ -186,6 +231,7 @@ def store_outcomes(
         Score.objects.bulk_create(rows, ignore_conflicts=True)
         # Stored (or stored by someone else, or the pair is gone): no longer outstanding.
         pending.clear_queued(config.pk, pair_ids)
+        attempt_rows.finish(config.pk, pair_ids)
     scored = sum(1 for row in rows if row.status == Score.Status.DONE)
     return Stored(scored=scored, failed=len(rows) - scored, skipped=len(pair_ids) - len(rows))
 
@@ -221,6 +267,15 @@ def score_config_batch(
         # Imported scores (scoring.score_import): there is nothing to compute, ever.
         logger.warning("configuration %s holds imported scores; a worker never computes it", config.label)
         pending.clear_queued(config_id, pair_ids)
+        return None
+    if configs.is_dropped(config):
+        # A plug-in removed from the settings (one that misbehaved, taken out): its queued work is
+        # dropped, not computed, and comes back through the sweep if it is configured again.
+        logger.warning(
+            "%s is not in this worker's PARAEVAL_METRICS; %d queued scores dropped", config.label, len(pair_ids)
+        )
+        pending.clear_queued(config_id, pair_ids)
+        attempt_rows.finish(config_id, pair_ids)
         return None
     try:
         metric = _metric_for(config)
@@ -265,7 +320,9 @@ def score_configs(config_ids: Sequence[int], pair_ids: Sequence[int], *, attempt
     """:func:`score_config_batch` for each configuration in turn (one ``score_pairs`` task), taking
     along queued pairs (:func:`take_along_size`)."""
     summaries = []
-    for config_id in config_ids:
+    # Metrics that killed a worker on these pairs before go last: the others are stored first.
+    suspects = attempt_rows.unfinished_configs(config_ids, pair_ids)
+    for config_id in sorted(config_ids, key=lambda config_id: config_id in suspects):
         summary = score_config_batch(config_id, pair_ids, attempts=attempts, take_along=None)
         if summary is not None:
             summaries.append(summary)

@@ -4,6 +4,9 @@
   scores one pair with each, so models load once per process, before the first real task
   (prefork children do it in ``worker_process_init``; the solo and thread pools in
   ``worker_ready``). ``CELERY_WORKER_PROC_ALIVE_TIMEOUT`` gives the children the time.
+  Plug-in metrics are not warmed up: code outside the project that ends or hangs its process
+  at start-up would stop the pool from ever starting a process; they load on their first task,
+  under its time limit and crash budget (:mod:`scoring.pipeline.limits`).
 * Heartbeat: a thread of the worker's main process upserts its :class:`WorkerHeartbeat` row
   every ``PARAEVAL_HEARTBEAT_SECONDS``. It goes through the database, so it works on any
   broker, and the main process is never busy with a task (prefork), so a worker stuck in a
@@ -75,13 +78,17 @@ def limit_threads(threads: int) -> None:
 
 
 def warm_up(queues: list[str]) -> list[str]:
-    """Load the models of the enabled metrics routed to ``queues``; return what was warmed."""
+    """Load the models of the enabled metrics routed to ``queues``, plug-ins aside; return what was warmed."""
     from scoring.pipeline import runner  # the worker's module: the web process (which loads this one) never needs it
 
     metrics, _ = configs.build_enabled()
+    plugins = set(configs.plugin_metrics())
     warmed = []
     for metric in metrics:
         if metric.queue not in queues:
+            continue
+        if getattr(metric, "package", None) is not None or metric.name in plugins:
+            logger.info("warm-up: %s is a plug-in; it loads on its first task", metric.label)
             continue
         started = time.perf_counter()
         outcome = runner.compute(metric, [WARM_UP_PAIR])[0]
