@@ -180,11 +180,8 @@ def test_bad_tokens_from_an_address_never_refuse_a_good_token_from_it(staff_user
     assert good.get("/api/campaigns/").status_code == 200
     # Even a good token that shares its first characters with a locked bad one is served.
     prefix = good_key.removeprefix("Token ")[:8]
-    for _ in range(5):
-        Client(REMOTE_ADDR="203.0.113.7", HTTP_AUTHORIZATION=f"Token {prefix}" + "0" * 32).get("/api/campaigns/")
-    assert Client(REMOTE_ADDR="203.0.113.7", HTTP_AUTHORIZATION=f"Token {prefix}" + "0" * 32).get(
-        "/api/campaigns/"
-    ).status_code == 429
+    same_start = Client(REMOTE_ADDR="203.0.113.7", HTTP_AUTHORIZATION=f"Token {prefix}" + "0" * 32)
+    assert [same_start.get("/api/campaigns/").status_code for _ in range(6)] == [401, 401, 401, 401, 429, 429]
     assert good.get("/api/campaigns/").status_code == 200
 
 
