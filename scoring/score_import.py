@@ -270,8 +270,8 @@ def read_scores(campaign: Campaign, data: bytes, filename: str) -> dict[int, flo
             if is_csv and not seen_any:
                 columns = set(record)
                 if "score" not in columns or not columns & set(_ID_COLUMNS):
-                    found = sorted(str(column) for column in columns)
-                    message = f"the header must have a score column and pair_id or external_id; found {found}"
+                    header = sorted(str(column) for column in columns)
+                    message = f"the header must have a score column and pair_id or external_id; found {header}"
                     raise ScoreImportError([Problem(1, message)])
             seen_any = True
             problem = _read_line(record, line, lines, keys, values, externals, wanted_ids)
