@@ -158,3 +158,30 @@ def test_the_dashboard_data_is_computed_without_intervals_while_the_cache_is_dow
 
 def _keys(server: RedisServer) -> list[bytes]:
     return list(redis.Redis.from_url(server.url).scan_iter("paraeval-analyses:*"))
+
+
+@pytest.mark.browser
+@pytest.mark.django_db(transaction=True)
+def test_the_dashboard_page_says_the_cache_is_down_in_the_browser(analyses_redis: RedisServer, browser, live_server):
+    from selenium.webdriver.common.by import By
+    from selenium.webdriver.support import expected_conditions as ec
+    from selenium.webdriver.support.ui import WebDriverWait
+
+    from tests.conftest import ARTIFACTS
+
+    make_scored_campaign(slug="page-down")
+    make_staff("staff-page", "cache-down-password")
+    analyses_redis.stop()
+    browser.get(f"{live_server.url}/admin/login/?next=/staff/dashboard/%3Fcampaign%3Dpage-down")
+    browser.find_element(By.ID, "id_username").send_keys("staff-page")
+    browser.find_element(By.ID, "id_password").send_keys("cache-down-password")
+    browser.find_element(By.CSS_SELECTOR, "input[type=submit]").click()
+    status = WebDriverWait(browser, 30).until(ec.visibility_of_element_located((By.ID, "intervals-status")))
+    assert status.text == INTERVALS_DOWN
+    assert browser.find_element(By.ID, "load-error").is_displayed() is False
+    assert browser.find_element(By.ID, "count-pairs").text == "24"
+    ARTIFACTS.mkdir(exist_ok=True)
+    for width, height in ((1366, 768), (390, 844)):
+        browser.set_window_size(width, height)
+        browser.execute_script("window.scrollTo(0, 0)")
+        browser.save_screenshot(str(ARTIFACTS / f"dashboard-cache-down-{width}x{height}.png"))
