@@ -164,3 +164,12 @@ def test_a_pair_upload_nested_1000_deep_gets_its_page_and_a_problem_not_a_500(se
     # The columns offered for mapping come from the lines that can be read.
     assert "source" in text and "hypothesis" in text
     assert job.state == "uploaded"
+
+
+def test_a_campaign_definition_nested_1000_deep_is_a_400() -> None:
+    client = Client(raise_request_exception=False)
+    client.force_login(make_staff("definer"))
+    upload = SimpleUploadedFile("d.json", ('{"campaign": ' + DEEP + "}").encode())
+    response = client.post("/staff/campaigns/new/from-definition/", {"definition": upload, "slug": "deep"})
+    assert response.status_code == 400
+    assert f"the file is not JSON: {TOO_DEEP}" in response.content.decode()
