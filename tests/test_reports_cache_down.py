@@ -180,6 +180,8 @@ def test_the_dashboard_page_says_the_cache_is_down_in_the_browser(analyses_redis
     assert status.text == INTERVALS_DOWN
     assert browser.find_element(By.ID, "load-error").is_displayed() is False
     assert browser.find_element(By.ID, "count-pairs").text == "24"
+    # The paired comparisons come from the cpu queue through the cache: the page says they cannot.
+    WebDriverWait(browser, 30).until(ec.text_to_be_present_in_element((By.ID, "meta-status"), META_DOWN))
     ARTIFACTS.mkdir(exist_ok=True)
     for width, height in ((1366, 768), (390, 844)):
         browser.set_window_size(width, height)
