@@ -48,6 +48,7 @@ from annotate.importers.problems import ImportProblem
 from annotate.importers.readers import TextLines
 from annotate.importers.validation import SourceRecord, record_key
 from annotate.models import Campaign, Pair, PairUpload
+from paraeval.textcheck import loads_bounded
 
 logger = logging.getLogger(__name__)
 
@@ -208,7 +209,9 @@ def file_columns(upload: PairUpload, format_name: str) -> list[str]:
         keys: dict[str, None] = {}
         for line in _first_lines(file_path(upload), JSONL_KEY_SAMPLE * 2):
             try:
-                value = json.loads(line)
+                # Bounded depth: a line nested 1,000 deep raised RecursionError here, on every
+                # visit of the upload's page; the preview names it as that line's problem.
+                value = loads_bounded(line)
             except ValueError:
                 continue
             if isinstance(value, dict):

@@ -155,7 +155,9 @@ class ScoreImportView(APIView):
         responses={
             201: ScoreImportResultSerializer,
             200: OpenApiResponse(ScoreImportResultSerializer, description="The same file was imported before."),
-            400: OpenApiResponse(description="`problems`: every problem with its line; nothing stored."),
+            400: OpenApiResponse(
+                description="`problems`: the first 50 problems with their line, `problem_count`: all; nothing stored."
+            ),
             404: OpenApiResponse(description="No campaign with this slug."),
         },
     )
@@ -176,5 +178,8 @@ class ScoreImportView(APIView):
             result = import_scores(campaign, upload.read(), upload.name or "", metric)
         except ScoreImportError as error:
             problems = [{"line": problem.line, "message": problem.message} for problem in error.problems]
-            return Response({"problems": problems, "detail": "nothing stored"}, status=400)
+            detail = "nothing stored"
+            if error.more:
+                detail += f"; the first {len(problems)} problems of {error.total:,} are listed"
+            return Response({"problems": problems, "problem_count": error.total, "detail": detail}, status=400)
         return Response(result.as_dict(), status=201 if result.created else 200)

@@ -8,6 +8,7 @@ lockout is django-axes' (settings ``AXES_*``), with the same client address.
 
 from __future__ import annotations
 
+import hashlib
 import logging
 import math
 import time
@@ -122,68 +123,96 @@ def login_lockout_response(
     return response
 
 
-class LimitedTokenAuthentication(TokenAuthentication):
-    """DRF token authentication that locks an address out after repeated bad tokens.
+# How many leading characters of a presented token name "the same token" for the failure count.
+# DRF keys are 40 random hex characters (160 bits): guessing one is hopeless, so the lockout is
+# there to stop a client that keeps sending a wrong or revoked token (and to say so), not to
+# stand between a caller and a token that works. Counting by address alone locked out every
+# client behind a proxy or NAT after five typos by anyone.
+TOKEN_PREFIX_CHARACTERS = 8
 
-    ``PARAEVAL_LOGIN_FAILURE_LIMIT`` bad tokens from one address within
-    ``PARAEVAL_LOGIN_LOCKOUT_MINUTES`` lock it out for that many minutes: every token request
-    from it is then a JSON 429 (even with a good token). DRF's throttles cannot do this: they
-    run after authentication, which has already answered 401.
+
+@dataclass(frozen=True)
+class _FailureCounter:
+    """One kind of bad-token counter: its cache key, its limit, and the 429's reason."""
+
+    key: str
+    limit: int
+    reason: str
+
+
+class LimitedTokenAuthentication(TokenAuthentication):
+    """DRF token authentication that limits repeated bad tokens, never a good one.
+
+    A token that authenticates is always served. A bad one is counted twice: under its first
+    :data:`TOKEN_PREFIX_CHARACTERS` characters (``PARAEVAL_LOGIN_FAILURE_LIMIT``, 5 by default)
+    and under the client's address (``PARAEVAL_API_TOKEN_ADDRESS_FAILURE_LIMIT``, for a client
+    that tries many different tokens). Once a count reaches its limit within
+    ``PARAEVAL_LOGIN_LOCKOUT_MINUTES``, further bad tokens of that prefix (or from that address)
+    get a JSON 429 naming the reason and a ``Retry-After`` instead of a 401, for that many
+    minutes. DRF's throttles cannot do this: they run after authentication, which has
+    already answered 401.
     """
 
     def authenticate(self, request: Request) -> tuple[Any, Any] | None:
         header = request.META.get("HTTP_AUTHORIZATION", "")
         if not header.lower().startswith(self.keyword.lower() + " "):
             return None  # no token: session or anonymous, nothing to count
-        address = client_ip(request)
-        seconds_left = _lockout_seconds_left(address)
-        if seconds_left:
-            raise _locked_out(seconds_left)
         try:
             return super().authenticate(request)
         except AuthenticationFailed:
-            if _count_failure(address):
-                raise _locked_out(settings.PARAEVAL_LOGIN_LOCKOUT_MINUTES * 60) from None
+            presented = header[len(self.keyword) + 1 :].strip()
+            locked = _count_failure(_failure_counters(presented, client_ip(request)))
+            if locked is not None:
+                raise locked from None
             raise
 
 
-def _lockout_seconds_left(address: str) -> int:
-    """Seconds until this address may present tokens again (0: it may now)."""
-    try:
-        until = caches[CACHE_ALIAS].get(f"api-token-locked:{address}")
-    except Exception:  # the cache failed: do not lock anyone out
-        logger.exception("API token lockout: the limits cache failed")
-        return 0
-    return max(0, math.ceil(until - time.time())) if until else 0
+def _failure_counters(presented: str, address: str) -> list[_FailureCounter]:
+    """The counters one bad token adds to: its prefix's, then its address's."""
+    # Hashed: the key holds no part of anyone's token, and any bytes make a valid cache key.
+    prefix = hashlib.sha256(presented[:TOKEN_PREFIX_CHARACTERS].encode("utf-8", "replace")).hexdigest()[:24]
+    per_token = settings.PARAEVAL_LOGIN_FAILURE_LIMIT
+    per_address = settings.PARAEVAL_API_TOKEN_ADDRESS_FAILURE_LIMIT
+    return [
+        _FailureCounter(
+            f"api-token-prefix:{prefix}", per_token, f"Too many failed authentications with this token ({per_token})"
+        ),
+        _FailureCounter(
+            f"api-token-address:{address}",
+            per_address,
+            f"Too many failed token authentications from your address ({per_address})",
+        ),
+    ]
 
 
-def _count_failure(address: str) -> bool:
-    """Count one bad token; True when it reaches the limit (the address is then locked out)."""
+def _count_failure(counters: list[_FailureCounter]) -> Throttled | None:
+    """Count one bad token on each counter; the 429 to answer when one of them is locked (else None).
+
+    A counter that reaches its limit is locked for ``PARAEVAL_LOGIN_LOCKOUT_MINUTES`` from that
+    failure; bad tokens during the lock are answered 429 with the time left.
+    """
     window = settings.PARAEVAL_LOGIN_LOCKOUT_MINUTES * 60
     cache = caches[CACHE_ALIAS]
-    key = f"api-token-failures:{address}"
     try:
-        cache.add(key, 0, window)
-        failures = cache.incr(key)
-        if failures < settings.PARAEVAL_LOGIN_FAILURE_LIMIT:
-            return False
-        cache.set(f"api-token-locked:{address}", time.time() + window, window)
-        cache.delete(key)
+        for counter in counters:
+            until = cache.get(f"{counter.key}:locked")
+            if until:
+                return _locked_out(counter.reason, max(1, math.ceil(until - time.time())))
+            cache.add(counter.key, 0, window)
+            failures = cache.incr(counter.key)
+            if failures >= counter.limit:
+                cache.set(f"{counter.key}:locked", time.time() + window, window)
+                cache.delete(counter.key)
+                logger.warning("API tokens locked out (%s) after %d bad tokens", counter.key, failures)
+                return _locked_out(counter.reason, window)
     except Exception:  # the cache failed: count nothing, lock nobody out
         logger.exception("API token lockout: the limits cache failed")
-        return False
-    logger.warning("API tokens locked out for %s after %d bad tokens", address, failures)
-    return True
+    return None
 
 
-def _locked_out(seconds: int) -> Throttled:
+def _locked_out(reason: str, seconds: int) -> Throttled:
     minutes = max(1, math.ceil(seconds / 60))
-    failure = Throttled(
-        detail=(
-            f"Too many failed token authentications from your address ({settings.PARAEVAL_LOGIN_FAILURE_LIMIT}): "
-            f"try again in {minutes} minute{'s' if minutes != 1 else ''}."
-        )
-    )
+    failure = Throttled(detail=f"{reason}: try again in {minutes} minute{'s' if minutes != 1 else ''}.")
     failure.wait = seconds  # type: ignore[attr-defined]  # after the message: DRF would append its own "Expected available in…"
     return failure
 

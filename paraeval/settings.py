@@ -266,10 +266,14 @@ SILENCED_SYSTEM_CHECKS = ["django_ratelimit.W001"]
 PARAEVAL_TRUSTED_PROXIES = env_int("PARAEVAL_TRUSTED_PROXIES", 0, minimum=0)
 # New volunteers per client address ("30/10m": 30 every 10 minutes); a lab's NAT shares one.
 PARAEVAL_START_RATE = checked_rate("PARAEVAL_START_RATE", env_str("PARAEVAL_START_RATE", "30/10m"))
-# Failed admin logins per address and user name (django-axes), and failed API tokens per
-# address, before a lockout of that many minutes.
+# Failed admin logins per address and user name (django-axes), and bad API tokens per token
+# (its first characters), before a lockout of that many minutes. A token that works is always
+# served (paraeval.ratelimit.LimitedTokenAuthentication).
 PARAEVAL_LOGIN_FAILURE_LIMIT = env_int("PARAEVAL_LOGIN_FAILURE_LIMIT", 5, minimum=1)
 PARAEVAL_LOGIN_LOCKOUT_MINUTES = env_int("PARAEVAL_LOGIN_LOCKOUT_MINUTES", 15, minimum=1)
+# Bad API tokens (all different) from one address before its bad tokens get a 429 instead of a
+# 401: high, because a proxy or a lab's NAT puts many clients behind one address.
+PARAEVAL_API_TOKEN_ADDRESS_FAILURE_LIMIT = env_int("PARAEVAL_API_TOKEN_ADDRESS_FAILURE_LIMIT", 100, minimum=1)
 # DRF throttles: anonymous API calls per address, authenticated ones per account.
 PARAEVAL_API_ANON_RATE = checked_rate("PARAEVAL_API_ANON_RATE", env_str("PARAEVAL_API_ANON_RATE", "60/min"), drf=True)
 PARAEVAL_API_USER_RATE = checked_rate("PARAEVAL_API_USER_RATE", env_str("PARAEVAL_API_USER_RATE", "1200/min"), drf=True)

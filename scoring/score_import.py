@@ -21,11 +21,13 @@ from __future__ import annotations
 
 import csv
 import hashlib
+import heapq
 import io
 import json
 import math
 import re
-from collections.abc import Iterator
+from array import array
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -33,11 +35,15 @@ from django.db import transaction
 from django.utils import timezone
 
 from annotate.models import Campaign, Pair
+from paraeval.textcheck import TOO_DEEP, find_in_data, first_invalid, loads_bounded
 from scoring.metrics.base import config_hash
 from scoring.models import EXTERNAL_QUEUE, MetricConfig, Score
 
-# How many problems a refusal lists in full (the rest are counted).
+# How many problems a refusal lists in full (the rest are counted): a file wrong on each of its
+# three million lines must not become a three-million-item answer (or list in memory).
 MAX_PROBLEMS = 50
+# Most pair ids or external ids a query names (beyond, the campaign's are read).
+LOOKUP_CHUNK = 10_000
 _NAME = re.compile(r"^[A-Za-z][A-Za-z0-9_.-]{0,63}$")
 _ID_COLUMNS = ("pair_id", "external_id")
 DIRECTIONS = {"higher": True, "↑": True, "up": True, "lower": False, "↓": False, "down": False}
@@ -55,13 +61,64 @@ class Problem:
 
 
 class ScoreImportError(ValueError):
-    """The file was refused; ``problems`` names every problem found (nothing was stored)."""
+    """The file was refused (nothing was stored); ``problems`` are the first :data:`MAX_PROBLEMS`
+    problems by line, ``total`` how many were found in all."""
 
-    def __init__(self, problems: list[Problem]) -> None:
-        self.problems = problems
-        shown = [str(problem) for problem in problems[:MAX_PROBLEMS]]
-        more = len(problems) - len(shown)
+    def __init__(self, problems: list[Problem], total: int | None = None) -> None:
+        self.problems = problems[:MAX_PROBLEMS]
+        self.total = len(problems) if total is None else total
+        shown = [str(problem) for problem in self.problems]
+        more = self.total - len(shown)
         super().__init__("; ".join(shown) + (f"; and {more} more" if more > 0 else ""))
+
+    @property
+    def more(self) -> int:
+        """Problems found but not listed."""
+        return self.total - len(self.problems)
+
+
+class _Problems:
+    """The problems of one file: the :data:`MAX_PROBLEMS` of the earliest lines, and a count.
+
+    A pair id outside the campaign is named lazily (``add_outside``): which campaign holds it is
+    looked up only for the problems that are listed, not for millions of lines.
+    """
+
+    def __init__(self) -> None:
+        # A max-heap on (line, order) of the kept problems, by negated keys.
+        self._kept: list[tuple[int, int, Problem | None, int]] = []
+        self.total = 0
+
+    def add(self, problem: Problem) -> None:
+        self._keep(problem.line, problem, 0)
+
+    def add_outside(self, line: int, pair_id: int) -> None:
+        self._keep(line, None, pair_id)
+
+    def _keep(self, line: int, problem: Problem | None, pair_id: int) -> None:
+        self.total += 1
+        entry = (-line, -self.total, problem, pair_id)
+        if len(self._kept) < MAX_PROBLEMS:
+            heapq.heappush(self._kept, entry)
+        elif entry[:2] > self._kept[0][:2]:
+            heapq.heapreplace(self._kept, entry)
+
+    def error(self, campaign_slug: str, describe_outside: Callable[[set[int]], dict[int, str]]) -> ScoreImportError:
+        """The refusal: the kept problems in line order, outside pair ids described."""
+        entries = sorted(self._kept, key=lambda entry: (-entry[0], -entry[1]))
+        slugs = describe_outside({pair_id for _, _, problem, pair_id in entries if problem is None})
+        problems = []
+        for negative_line, _, problem, pair_id in entries:
+            if problem is None:
+                slug = slugs.get(pair_id)
+                message = (
+                    f"unknown pair: no pair has id {pair_id}"
+                    if slug is None
+                    else f"pair {pair_id} belongs to campaign {slug!r}, not {campaign_slug!r}"
+                )
+                problem = Problem(-negative_line, message)
+            problems.append(problem)
+        return ScoreImportError(problems, self.total)
 
 
 @dataclass(frozen=True)
@@ -107,11 +164,18 @@ def parse_options(text: str) -> dict[str, Any]:
     if not text.strip():
         return {}
     try:
-        value = json.loads(text)
-    except ValueError as error:
+        # Bounded depth: options nested 1,000 deep would end in a RecursionError here, or later
+        # when the signature is hashed or stored.
+        value = loads_bounded(text)
+    except json.JSONDecodeError as error:
         raise ValueError(f'options must be a JSON object, e.g. {{"model": "x"}}: not JSON ({error})') from None
+    except ValueError:
+        raise ValueError(f'options must be a JSON object, e.g. {{"model": "x"}}: {TOO_DEEP}') from None
     if not isinstance(value, dict):
         raise ValueError(f'options must be a JSON object, e.g. {{"model": "x"}}, got {type(value).__name__}')
+    invalid = find_in_data(value)  # PostgreSQL's jsonb refuses \u0000
+    if invalid is not None:
+        raise ValueError(f"options: {invalid.message[0].lower()}{invalid.message[1:]}")
     return value
 
 
@@ -128,6 +192,8 @@ def check_metric(metric: ScoreFileMetric) -> list[Problem]:
         problems.append(Problem(0, f"metric name {metric.name!r} is a built-in metric's; choose another name"))
     if not metric.version.strip() or len(metric.version) > 64:
         problems.append(Problem(0, "metric version is required (at most 64 characters), e.g. 1.0 or 2024-05-01"))
+    elif first_invalid(metric.version) is not None:
+        problems.append(Problem(0, f"metric version {metric.version!r}: {_unstorable(first_invalid(metric.version))}"))
     if metric.natural_threshold is not None and not math.isfinite(metric.natural_threshold):
         problems.append(Problem(0, f"natural threshold must be a finite number, got {metric.natural_threshold}"))
     return problems
@@ -141,9 +207,14 @@ def _rows(data: bytes, filename: str) -> Iterator[tuple[int, dict[str, Any]]]:
             if not line.strip():
                 continue
             try:
-                record = json.loads(line)
+                # Bounded depth: a line nested 1,000 deep is a problem of that line, not a
+                # RecursionError (a 500); score lines are flat objects.
+                record = loads_bounded(line)
             except json.JSONDecodeError as error:
                 yield number, {"__problem__": f"not JSON: {error.msg}"}
+                continue
+            except ValueError:
+                yield number, {"__problem__": f"not JSON: {TOO_DEEP}"}
                 continue
             if not isinstance(record, dict):
                 yield number, {"__problem__": 'expected a JSON object such as {"pair_id": 12, "score": 0.5}'}
@@ -173,97 +244,146 @@ def _number(value: object) -> float | None:
     return None
 
 
+def _unstorable(character: str | None) -> str:
+    what = "a NUL character (U+0000)" if character == "\x00" else "a lone surrogate, which is not valid Unicode text"
+    return f"contains {what}: remove it from the file and send it again"
+
+
 def read_scores(campaign: Campaign, data: bytes, filename: str) -> dict[int, float]:
-    """The file's scores by pair id, or :class:`ScoreImportError` naming every bad line.
+    """The file's scores by pair id, or :class:`ScoreImportError` naming the first bad lines.
 
     A line names its pair by ``pair_id`` (the pair's id) or ``external_id`` (its id in the
-    imported pair file) and gives ``score``, a finite number.
+    imported pair file) and gives ``score``, a finite number. The file is read line by line
+    into compact arrays and only the first :data:`MAX_PROBLEMS` problems are kept (the rest
+    counted), so a file wrong on each of millions of lines costs seconds and little memory.
     """
-    problems: list[Problem] = []
+    problems = _Problems()
+    is_csv = not filename.lower().endswith((".jsonl", ".ndjson", ".json"))
+    # What each good line gave: its number, its pair (an id, or -1 - the index of its external
+    # id in ``externals``) and its score. Arrays, not tuples: a few bytes a line.
+    lines, keys, values = array("q"), array("q"), array("d")
+    externals: dict[str, int] = {}
+    wanted_ids: set[int] = set()
+    seen_any = False
     try:
-        rows = list(_rows(data, filename))
+        for line, record in _rows(data, filename):
+            if is_csv and not seen_any:
+                columns = set(record)
+                if "score" not in columns or not columns & set(_ID_COLUMNS):
+                    header = sorted(str(column) for column in columns)
+                    message = f"the header must have a score column and pair_id or external_id; found {header}"
+                    raise ScoreImportError([Problem(1, message)])
+            seen_any = True
+            problem = _read_line(record, line, lines, keys, values, externals, wanted_ids)
+            if problem is not None:
+                problems.add(problem)
     except UnicodeDecodeError:
         raise ScoreImportError([Problem(0, "the file is not UTF-8 text")]) from None
     except csv.Error as error:
         raise ScoreImportError([Problem(0, f"not a readable CSV file: {error}")]) from None
-    if not rows:
+    if not seen_any:
         raise ScoreImportError([Problem(0, "the file has no scores")])
-    if not filename.lower().endswith((".jsonl", ".ndjson", ".json")):
-        columns = set(rows[0][1])
-        if "score" not in columns or not columns & set(_ID_COLUMNS):
-            raise ScoreImportError(
-                [Problem(1, f"the header must have a score column and pair_id or external_id; found {sorted(columns)}")]
-            )
-    wanted_ids: set[int] = set()
-    wanted_external: set[str] = set()
-    parsed: list[tuple[int, int | None, str | None, float]] = []
-    for line, record in rows:
-        if "__problem__" in record:
-            problems.append(Problem(line, str(record["__problem__"])))
-            continue
-        raw_id, raw_external = record.get("pair_id"), record.get("external_id")
-        pair_id: int | None = None
-        external: str | None = None
-        if raw_id not in (None, ""):
-            number = _number(raw_id)
-            if number is None or not number.is_integer() or not 1 <= number < 2**63:
-                problems.append(Problem(line, f"pair_id {raw_id!r} is not a pair id (a positive integer)"))
-                continue
-            pair_id = int(number)
-            wanted_ids.add(pair_id)
-        elif raw_external not in (None, ""):
-            external = str(raw_external).strip()
-            wanted_external.add(external)
-        else:
-            problems.append(Problem(line, "no pair_id or external_id"))
-            continue
-        raw_score = record.get("score")
-        score = _number(raw_score)
-        if score is None:
-            problems.append(Problem(line, f"score {raw_score!r} is not a number"))
-            continue
-        if not math.isfinite(score):
-            problems.append(Problem(line, f"score {raw_score!r} is not finite"))
-            continue
-        parsed.append((line, pair_id, external, score))
-    campaign_of = dict(Pair.objects.filter(id__in=wanted_ids).values_list("id", "campaign__slug"))
-    by_external = dict(
-        Pair.objects.filter(campaign=campaign, external_id__in=wanted_external).values_list("external_id", "id")
-    )
+    in_campaign = _ids_in_campaign(campaign, wanted_ids)
+    by_external = _external_ids(campaign, externals)
+    external_names = list(externals)
     scores: dict[int, float] = {}
     first_line: dict[int, int] = {}
-    first_named: dict[int, str] = {}
-    for line, pair_id, external, score in parsed:
-        if pair_id is not None:
-            slug = campaign_of.get(pair_id)
-            if slug is None:
-                problems.append(Problem(line, f"unknown pair: no pair has id {pair_id}"))
+    # The key the file named each stored pair by (>= 0 a pair_id, < 0 an external_id's index).
+    first_key: dict[int, int] = {}
+
+    def named(key: int) -> str:
+        # Named as the file names it (its external_id or pair_id), never by an id the file does not show.
+        return f"pair_id {key}" if key >= 0 else f"external_id {external_names[-1 - key]!r}"
+
+    for line, key, score in zip(lines, keys, values, strict=True):
+        if key >= 0:
+            if key not in in_campaign:
+                problems.add_outside(line, key)
                 continue
-            if slug != campaign.slug:
-                problems.append(Problem(line, f"pair {pair_id} belongs to campaign {slug!r}, not {campaign.slug!r}"))
-                continue
-            key = pair_id
+            pair_id = key
         else:
-            assert external is not None
+            external = external_names[-1 - key]
             found = by_external.get(external)
             if found is None:
-                problems.append(
-                    Problem(line, f"unknown pair: campaign {campaign.slug!r} has no external id {external!r}")
-                )
+                problems.add(Problem(line, f"unknown pair: campaign {campaign.slug!r} has no external id {external!r}"))
                 continue
-            key = found
-        # Named as the file names it (its external_id or pair_id), never by an id the file does not show.
-        named = f"pair_id {pair_id}" if pair_id is not None else f"external_id {external!r}"
-        if key in scores:
-            first = f"line {first_line[key]}" + (f" ({first_named[key]})" if first_named[key] != named else "")
-            problems.append(Problem(line, f"duplicate: {named} already has a score on {first}"))
+            pair_id = found
+        if pair_id in scores:
+            earlier = first_key[pair_id]
+            first = f"line {first_line[pair_id]}" + (f" ({named(earlier)})" if earlier != key else "")
+            problems.add(Problem(line, f"duplicate: {named(key)} already has a score on {first}"))
             continue
-        scores[key] = score
-        first_line[key] = line
-        first_named[key] = named
-    if problems:
-        raise ScoreImportError(sorted(problems, key=lambda problem: problem.line))
+        scores[pair_id] = score
+        first_line[pair_id] = line
+        first_key[pair_id] = key
+    if problems.total:
+        raise problems.error(campaign.slug, _campaigns_of)
     return scores
+
+
+def _read_line(
+    record: dict[str, Any],
+    line: int,
+    lines: array[int],
+    keys: array[int],
+    values: array[float],
+    externals: dict[str, int],
+    wanted_ids: set[int],
+) -> Problem | None:
+    """Check one line and append what it gave to the arrays; its problem, if any."""
+    if "__problem__" in record:
+        return Problem(line, str(record["__problem__"]))
+    raw_id, raw_external = record.get("pair_id"), record.get("external_id")
+    if raw_id not in (None, ""):
+        number = _number(raw_id)
+        if number is None or not number.is_integer() or not 1 <= number < 2**63:
+            return Problem(line, f"pair_id {raw_id!r} is not a pair id (a positive integer)")
+        key = int(number)
+        wanted_ids.add(key)
+    elif raw_external not in (None, ""):
+        external = str(raw_external).strip()
+        # PostgreSQL refuses a NUL in any text it is asked to compare: name the line instead.
+        invalid = first_invalid(external)
+        if invalid is not None:
+            return Problem(line, f"external_id {_unstorable(invalid)}")
+        key = -1 - externals.setdefault(external, len(externals))
+    else:
+        return Problem(line, "no pair_id or external_id")
+    raw_score = record.get("score")
+    score = _number(raw_score)
+    if score is None:
+        return Problem(line, f"score {raw_score!r} is not a number")
+    if not math.isfinite(score):
+        return Problem(line, f"score {raw_score!r} is not finite")
+    lines.append(line)
+    keys.append(key)
+    values.append(score)
+    return None
+
+
+def _ids_in_campaign(campaign: Campaign, wanted: set[int]) -> set[int]:
+    """Which of the ``wanted`` pair ids are the campaign's, in one query.
+
+    Beyond :data:`LOOKUP_CHUNK` ids the campaign's own ids are read instead: a query naming
+    millions of ids took minutes, the campaign's ids a fraction of a second.
+    """
+    pairs = Pair.objects.filter(campaign=campaign)
+    if len(wanted) > LOOKUP_CHUNK:
+        return wanted & set(pairs.values_list("id", flat=True))
+    return set(pairs.filter(id__in=wanted).values_list("id", flat=True))
+
+
+def _external_ids(campaign: Campaign, wanted: dict[str, int]) -> dict[str, int]:
+    """The campaign's pair id of each wanted external id it has, in one query (as above)."""
+    pairs = Pair.objects.filter(campaign=campaign)
+    if len(wanted) > LOOKUP_CHUNK:
+        return {external: pair_id for external, pair_id in pairs.values_list("external_id", "id") if external in wanted}
+    return dict(pairs.filter(external_id__in=list(wanted)).values_list("external_id", "id"))
+
+
+def _campaigns_of(pair_ids: set[int]) -> dict[int, str]:
+    """The campaign slug of each of these pair ids that exists (at most :data:`MAX_PROBLEMS` of them)."""
+    return dict(Pair.objects.filter(id__in=pair_ids).values_list("id", "campaign__slug"))
 
 
 def scores_hash(scores: dict[int, float]) -> str:

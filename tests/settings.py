@@ -18,6 +18,7 @@ os.environ.setdefault("PARAEVAL_START_RATE", "1000000/1m")
 os.environ.setdefault("PARAEVAL_API_ANON_RATE", "1000000/min")
 os.environ.setdefault("PARAEVAL_API_USER_RATE", "1000000/min")
 os.environ.setdefault("PARAEVAL_LOGIN_FAILURE_LIMIT", "1000000")  # bad tokens and logins
+os.environ.setdefault("PARAEVAL_API_TOKEN_ADDRESS_FAILURE_LIMIT", "1000000")  # bad tokens per address
 
 from paraeval.settings import *  # noqa: E402, F403
 

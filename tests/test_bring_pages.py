@@ -70,7 +70,7 @@ def test_score_import_page(staff_client):
     assert refused.content.decode().count("<li>line ") == 50
     text = _text(refused)
     assert "nothing was stored (60 problems):" in text
-    assert "And 10 more: manage.py import_scores and the API list them all." in text
+    assert "And 10 more, not listed: fix these and send the file again." in text
     # The result links to the campaign's own dashboard.
     new = staff_client.post("/staff/scores/import/", {**form, "version": "4", "file": _file(good, "s.csv")})
     assert 'href="/staff/dashboard/?campaign=page">dashboard of' in new.content.decode()

@@ -231,6 +231,7 @@ def test_api(staff_api, user_api):
     assert refused.status_code == 400
     assert refused.json() == {
         "problems": [{"line": 2, "message": "score 'nan' is not finite"}],
+        "problem_count": 1,
         "detail": "nothing stored",
     }
     assert post(staff_api, _csv([(pair.pk, 1)]), campaign="nope").status_code == 404

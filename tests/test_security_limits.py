@@ -152,19 +152,53 @@ def test_admin_login_locks_an_address_and_user_name_after_five_failures(django_u
 
 
 @override_settings(PARAEVAL_LOGIN_FAILURE_LIMIT=5, PARAEVAL_LOGIN_LOCKOUT_MINUTES=15)
-def test_api_tokens_lock_an_address_out_after_five_bad_ones(staff_user) -> None:
+def test_one_bad_token_sent_again_and_again_is_locked_out_with_a_reason(staff_user) -> None:
     bad = Client(REMOTE_ADDR="203.0.113.7", HTTP_AUTHORIZATION="Token " + "0" * 40)
     answers = [bad.get("/api/campaigns/") for _ in range(6)]
     assert [answer.status_code for answer in answers] == [401, 401, 401, 401, 429, 429]
     assert answers[0].json() == {"detail": "Invalid token."}
     assert answers[4].json() == {
-        "detail": "Too many failed token authentications from your address (5): try again in 15 minutes."
+        "detail": "Too many failed authentications with this token (5): try again in 15 minutes."
     }
     assert 840 <= int(answers[4]["Retry-After"]) <= 900
+    # The same token from another address is still the same token; a variant of its end too.
+    elsewhere = Client(REMOTE_ADDR="198.51.100.9", HTTP_AUTHORIZATION="Token " + "0" * 39 + "1")
+    assert elsewhere.get("/api/campaigns/").status_code == 429
+
+
+@override_settings(PARAEVAL_LOGIN_FAILURE_LIMIT=5, PARAEVAL_LOGIN_LOCKOUT_MINUTES=15)
+def test_bad_tokens_from_an_address_never_refuse_a_good_token_from_it(staff_user) -> None:
+    """Behind a proxy every client has the proxy's address: others' typos must not lock anyone out."""
     good_key = token_client(staff_user)._credentials["HTTP_AUTHORIZATION"]
-    # A good token from the locked address waits too; from another address it works.
-    assert Client(REMOTE_ADDR="203.0.113.7", HTTP_AUTHORIZATION=good_key).get("/api/campaigns/").status_code == 429
-    assert Client(REMOTE_ADDR="198.51.100.9", HTTP_AUTHORIZATION=good_key).get("/api/campaigns/").status_code == 200
+    for index in range(5):
+        bad = Client(REMOTE_ADDR="203.0.113.7", HTTP_AUTHORIZATION=f"Token {index:08d}" + "f" * 32)
+        assert bad.get("/api/campaigns/").status_code == 401
+    # The same token five times: that token is locked, the address's good token is not.
+    for _ in range(5):
+        Client(REMOTE_ADDR="203.0.113.7", HTTP_AUTHORIZATION="Token " + "e" * 40).get("/api/campaigns/")
+    good = Client(REMOTE_ADDR="203.0.113.7", HTTP_AUTHORIZATION=good_key)
+    assert good.get("/api/campaigns/").status_code == 200
+    # Even a good token that shares its first characters with a locked bad one is served.
+    prefix = good_key.removeprefix("Token ")[:8]
+    same_start = Client(REMOTE_ADDR="203.0.113.7", HTTP_AUTHORIZATION=f"Token {prefix}" + "0" * 32)
+    assert [same_start.get("/api/campaigns/").status_code for _ in range(6)] == [401, 401, 401, 401, 429, 429]
+    assert good.get("/api/campaigns/").status_code == 200
+
+
+@override_settings(
+    PARAEVAL_LOGIN_FAILURE_LIMIT=5, PARAEVAL_API_TOKEN_ADDRESS_FAILURE_LIMIT=3, PARAEVAL_LOGIN_LOCKOUT_MINUTES=15
+)
+def test_many_different_bad_tokens_from_one_address_are_limited_but_a_good_one_is_served(staff_user) -> None:
+    answers = [
+        Client(REMOTE_ADDR="203.0.113.8", HTTP_AUTHORIZATION=f"Token {index:08d}" + "a" * 32).get("/api/campaigns/")
+        for index in range(4)
+    ]
+    assert [answer.status_code for answer in answers] == [401, 401, 429, 429]
+    assert answers[2].json() == {
+        "detail": "Too many failed token authentications from your address (3): try again in 15 minutes."
+    }
+    good_key = token_client(staff_user)._credentials["HTTP_AUTHORIZATION"]
+    assert Client(REMOTE_ADDR="203.0.113.8", HTTP_AUTHORIZATION=good_key).get("/api/campaigns/").status_code == 200
 
 
 @override_settings(PARAEVAL_API_USER_RATE="3/min")

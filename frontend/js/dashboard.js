@@ -181,9 +181,12 @@
     document.getElementById("bootstrap-info").textContent = b.resamples ? b.resamples + " resamples, seed " + b.seed : "intervals off";
     // The intervals come from the cpu queue after the first paint: say so until they are in.
     const waiting = b.state === "computing" || b.state === "unavailable";
+    // Without the analyses cache (Redis down) the report was computed for this request: say so.
+    const cacheDown = Boolean(data.cache && data.cache.state === "unavailable");
     const status = document.getElementById("intervals-status");
-    status.hidden = !waiting;
-    status.textContent = waiting ? b.message + (b.state === "computing" ? " The CI columns fill in when they are ready." : "") : "";
+    status.hidden = !waiting && !cacheDown;
+    status.textContent = waiting ? b.message + (b.state === "computing" ? " The CI columns fill in when they are ready." : "") : cacheDown ? data.cache.message : "";
+    root.dataset.cache = cacheDown ? "unavailable" : "available";
     root.dataset.intervals = b.state || "";
     renderCounts(data, previous);
     for (const table of data.tables) renderTable(table);

@@ -122,10 +122,12 @@ class CampaignReport:
     last_changed: str | None  # ISO time of the campaign's last change
     generated_at: str
     tables: list[Table] = field(default_factory=list)
+    # Empty when the analyses cache answered; else why this report was computed now.
+    cache_unavailable: str = ""
 
     def as_json(self) -> dict[str, Any]:
         """What the dashboard and the API read: the report's sections, the campaign, the
-        filters, the version and the tables ready to display."""
+        filters, the version, the tables ready to display, and whether the cache answered."""
         return {
             **report_json(self.report),
             "campaign": {"id": self.campaign.id, "slug": self.campaign.slug, "name": self.campaign.name},
@@ -134,6 +136,10 @@ class CampaignReport:
             "last_changed": self.last_changed,
             "generated_at": self.generated_at,
             "tables": [table.as_dict() for table in self.tables],
+            "cache": {
+                "state": "unavailable" if self.cache_unavailable else "available",
+                "message": self.cache_unavailable,
+            },
         }
 
 
@@ -172,13 +178,54 @@ class MetaStatus:
     wait: Wait | None = None  # while computing: the job's phase and attempt (:mod:`waits`)
 
 
-def _cached(slot: str, kind: type, version: str) -> Any:
-    """The cache entry of ``slot`` when it is a ``kind`` for ``version`` (an entry of another
-    version, or of an older release's layout, is no hit)."""
-    cached = shared_cache().get(slot)
-    if isinstance(cached, kind) and getattr(cached, "version", None) == version:
-        return cached
-    return None
+class _Analyses:
+    """The shared cache as one call sees it: a read or write that fails is a miss, remembered.
+
+    While Redis is down every cache call raises; the report must still be served (computed
+    now) and say so, so a failure is caught here, logged once, and later calls of the same
+    request do not wait on the dead server again.
+    """
+
+    def __init__(self) -> None:
+        self.failure = ""  # the error's name once a call failed
+
+    def get(self, slot: str, kind: type, version: str) -> Any:
+        """The entry of ``slot`` when it is a ``kind`` for ``version`` (an entry of another
+        version, or of an older release's layout, is no hit); None when the cache failed."""
+        if self.failure:
+            return None
+        try:
+            cached = shared_cache().get(slot)
+        except Exception as error:  # noqa: BLE001 - any cache failure (Redis down, disk full) is a miss, logged
+            self._failed(error)
+            return None
+        if isinstance(cached, kind) and getattr(cached, "version", None) == version:
+            return cached
+        return None
+
+    def set(self, slot: str, value: Any) -> None:
+        if self.failure:
+            return
+        try:
+            shared_cache().set(slot, value, CACHE_SECONDS)
+        except Exception as error:  # noqa: BLE001 - the result is served anyway, the failure logged
+            self._failed(error)
+
+    def _failed(self, error: Exception) -> None:
+        logger.warning("the analyses cache failed (%s: %s): computing without it", type(error).__name__, error)
+        self.failure = type(error).__name__
+
+    def report_notice(self) -> str:
+        """What a report computed without the cache says about it (empty when the cache answered)."""
+        if not self.failure:
+            return ""
+        return f"The analyses cache is unavailable ({self.failure}): this report was computed now and not kept."
+
+    def intervals_notice(self) -> str:
+        return (
+            f"The analyses cache is unavailable ({self.failure}): the report was computed now, without "
+            "the 95% intervals (the cpu queue keeps them there); they come back with the cache."
+        )
 
 
 def _send(task: str, arguments: dict[str, Any]) -> None:
@@ -276,9 +323,13 @@ def report_etag(
     filters = Filters.build(reference, origin, english_level, date_from, date_to, exclude_flagged)
     options = _options(filters, resamples, seed)
     version = _version(dataset.data_state(campaign_id), filters, options)
-    ready = options.resamples == 0 or _cached_intervals(campaign_id, filters, options, version) is not None
-    wait = None if ready else _queue_intervals(campaign_id, filters, options, version)
-    return _etag(version, wait)
+    analyses = _Analyses()
+    ready = options.resamples == 0 or _cached_intervals(analyses, campaign_id, filters, options, version) is not None
+    if ready:
+        return _etag(version, None)
+    if analyses.failure:  # the same tag as the report computed without the cache
+        return _etag(version, Wait("unavailable", 0, ""))
+    return _etag(version, _queue_intervals(campaign_id, filters, options, version))
 
 
 def _etag(version: str, wait: Wait | None) -> str:
@@ -295,8 +346,10 @@ def report_etag_of(result: CampaignReport) -> str:
     return _etag(result.version, Wait(wait.phase, wait.attempt, ""))
 
 
-def _cached_intervals(campaign_id: int, filters: Filters, options: ReportOptions, version: str) -> Intervals | None:
-    cached = _cached(_report_slot("intervals", campaign_id, filters, options), CachedIntervals, version)
+def _cached_intervals(
+    analyses: _Analyses, campaign_id: int, filters: Filters, options: ReportOptions, version: str
+) -> Intervals | None:
+    cached = analyses.get(_report_slot("intervals", campaign_id, filters, options), CachedIntervals, version)
     return None if cached is None else cached.intervals
 
 
@@ -355,6 +408,10 @@ def campaign_report(
     intervals from the cache when the ``cpu`` queue has computed them, else queue them and
     answer with ``report.bootstrap.state`` "computing" (intervals None).
 
+    While the analyses cache fails (Redis down) the report is computed now, and its
+    ``cache_unavailable`` says so; deferred intervals are then "unavailable" (the ``cpu``
+    queue hands them over through that cache).
+
     Raises ``Campaign.DoesNotExist`` and :class:`FilterError` (a ``ValueError`` naming the
     filter).
     """
@@ -363,25 +420,35 @@ def campaign_report(
     state = dataset.data_state(campaign_id)
     version = _version(state, filters, options)
     slot = _report_slot("report", campaign_id, filters, options)
+    analyses = _Analyses()
     if use_cache:
-        cached: CampaignReport | None = _cached(slot, CampaignReport, version)
+        cached: CampaignReport | None = analyses.get(slot, CampaignReport, version)
         if cached is not None:
             return cached
     if not deferred_intervals or options.resamples == 0:
         result = _campaign_report(state, filters, options, version)
         if use_cache:
-            shared_cache().set(slot, result, CACHE_SECONDS)
-        return result
+            analyses.set(slot, result)
+        return replace(result, cache_unavailable=analyses.report_notice())
 
     points_slot = _report_slot("points", campaign_id, filters, options)
-    points: CampaignReport | None = _cached(points_slot, CampaignReport, version)
+    points: CampaignReport | None = analyses.get(points_slot, CampaignReport, version)
     if points is None:
         points = _campaign_report(state, filters, replace(options, intervals=False), version)
-        shared_cache().set(points_slot, points, CACHE_SECONDS)
-    intervals = _cached_intervals(campaign_id, filters, options, version)
+        analyses.set(points_slot, points)
+    if analyses.failure:
+        bootstrap = replace(
+            points.report.bootstrap,
+            state="unavailable",
+            message=analyses.intervals_notice(),
+            wait=WaitState("unavailable", 0),
+        )
+        report = replace(points.report, bootstrap=bootstrap)
+        return replace(points, report=report, cache_unavailable=analyses.report_notice())
+    intervals = _cached_intervals(analyses, campaign_id, filters, options, version)
     if intervals is None:
         wait = _queue_intervals(campaign_id, filters, options, version)
-        intervals = _cached_intervals(campaign_id, filters, options, version)  # computed meanwhile
+        intervals = _cached_intervals(analyses, campaign_id, filters, options, version)  # computed meanwhile
         if intervals is None:
             bootstrap = replace(
                 points.report.bootstrap,
@@ -394,7 +461,7 @@ def campaign_report(
     report = with_intervals(points.report, intervals)
     report = replace(report, bootstrap=replace(report.bootstrap, state="ready", message=""))
     result = replace(points, report=report, tables=all_tables(report))
-    shared_cache().set(slot, result, CACHE_SECONDS)
+    analyses.set(slot, result)
     return result
 
 
@@ -454,9 +521,16 @@ def meta_status(
     options = meta_options(filters, resamples, seed)
     version = meta_version(dataset.data_state(campaign_id), filters, options)
     slot = _meta_slot(campaign_id, filters, options)
-    cached: MetaResult | None = _cached(slot, MetaResult, version)
+    analyses = _Analyses()
+    cached: MetaResult | None = analyses.get(slot, MetaResult, version)
     if cached is not None:
         return MetaStatus("ready", version, cached)
+    if analyses.failure:  # the cpu queue hands the result over through the cache: it cannot now
+        message = (
+            f"The analyses cache is unavailable ({analyses.failure}): the paired comparisons are computed "
+            "on the cpu queue and kept there, so none can be served now; ask again when the cache is back."
+        )
+        return MetaStatus("unavailable", version, message=message)
     if not enqueue:
         return MetaStatus("computing", version, message=f"{META_WHAT}: not queued (enqueue=False).")
     job = waits.job_key(slot, version)
@@ -466,7 +540,7 @@ def meta_status(
     except (BrokerError, OSError) as error:  # broker down: say so instead of spinning forever
         logger.warning("cannot queue the meta-evaluation of campaign %s: %s", campaign_id, error)
         return MetaStatus("unavailable", version, message=f"The task queue is unreachable ({type(error).__name__}).")
-    cached = _cached(slot, MetaResult, version)  # computed meanwhile
+    cached = analyses.get(slot, MetaResult, version)  # computed meanwhile
     if cached is not None:
         return MetaStatus("ready", version, cached)
     return MetaStatus("computing", version, message=wait.message, wait=wait)

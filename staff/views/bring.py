@@ -15,7 +15,7 @@ from django.views.decorators.http import require_http_methods
 from annotate.models import Campaign
 from scoring.generation import candidates as generation
 from scoring.metrics.judges import configured_models
-from scoring.score_import import MAX_PROBLEMS, ScoreFileMetric, ScoreImportError, import_scores, parse_options
+from scoring.score_import import ScoreFileMetric, ScoreImportError, import_scores, parse_options
 
 
 class ScoreImportForm(forms.Form):
@@ -61,11 +61,9 @@ def score_import(request: HttpRequest) -> HttpResponse:
         try:
             context["result"] = import_scores(data["campaign"], upload.read(), upload.name or "", metric)
         except ScoreImportError as error:
-            # The page lists the first problems (a file wrong on every line would make a page
-            # of a million items); the command and the API list them all.
-            shown = error.problems[:MAX_PROBLEMS]
-            context.update(problems=shown, problem_count=len(error.problems))
-            context["problems_left"] = len(error.problems) - len(shown)
+            # The first problems by line (a file wrong on every line would make a page of a
+            # million items), and how many more there are.
+            context.update(problems=error.problems, problem_count=error.total, problems_left=error.more)
             status = 400
     elif request.method == "POST":
         status = 400

@@ -5,7 +5,6 @@ Thin views over :mod:`staff.forms` and :mod:`annotate.definitions`.
 
 from __future__ import annotations
 
-import json
 from typing import Any
 
 from django.conf import settings
@@ -20,6 +19,7 @@ from django.views.decorators.http import require_GET, require_http_methods, requ
 
 from annotate import definitions, progress
 from annotate.models import Campaign, Pair
+from paraeval.textcheck import loads_bounded
 from staff.forms import CampaignSettingsForm
 from staff.hub import public_campaign, volunteer_link
 
@@ -132,7 +132,8 @@ def import_definition(request: HttpRequest) -> HttpResponse:
     if not problems:
         assert upload is not None
         try:
-            data = json.load(upload)
+            # Bounded depth: a definition nested 1,000 deep raised RecursionError (a 500).
+            data = loads_bounded(upload.read())
         except (ValueError, UnicodeDecodeError) as error:
             problems = [f"the file is not JSON: {error}"]
         else:

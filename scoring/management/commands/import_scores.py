@@ -1,6 +1,7 @@
 """``manage.py import_scores``: store a file of precomputed scores as an external metric configuration.
 
-All or nothing: every problem of the file is printed with its line and nothing is stored.
+All or nothing: the first 50 problems of the file are printed with their line (and how many
+more there are), and nothing is stored.
 Importing the same file again changes nothing.
 """
 
@@ -56,9 +57,9 @@ class Command(BaseCommand):
             result = import_scores(campaign, path.read_bytes(), path.name, metric)
         except ScoreImportError as error:
             lines = "\n".join(f"  {problem}" for problem in error.problems)
-            raise CommandError(
-                f"{path.name} refused, nothing stored ({len(error.problems)} problems):\n{lines}"
-            ) from None
+            more = f"\n  and {error.more:,} more" if error.more else ""
+            summary = f"{path.name} refused, nothing stored ({error.total} problems)"
+            raise CommandError(f"{summary}:\n{lines}{more}") from None
         described = f"{result.config.label} (configuration {result.config.config_hash[:12]})"
         if result.created:
             self.stdout.write(f"{result.scores} scores stored as {described}")
