@@ -286,6 +286,8 @@ PARAEVAL_MAX_RESAMPLES = env_int("PARAEVAL_MAX_RESAMPLES", 10_000, minimum=0)
 AUTHENTICATION_BACKENDS = [
     "axes.backends.AxesStandaloneBackend",
     "django.contrib.auth.backends.ModelBackend",
+    # django-rules: the object permission of a campaign (its team's members; annotate/teams.py).
+    "rules.permissions.ObjectPermissionBackend",
 ]
 AXES_FAILURE_LIMIT = PARAEVAL_LOGIN_FAILURE_LIMIT
 AXES_COOLOFF_TIME = datetime.timedelta(minutes=PARAEVAL_LOGIN_LOCKOUT_MINUTES)

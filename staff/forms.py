@@ -2,9 +2,12 @@
 
 from __future__ import annotations
 
+from typing import Any
+
 from django import forms
 
 from annotate.models import Campaign
+from annotate.teams import TeamError, team_for_new_campaign, teams_for
 
 # One line per setting, as the form shows it under the field (the model's help text is for the admin).
 EXPLANATIONS: dict[str, str] = {
@@ -31,6 +34,7 @@ EXPLANATIONS: dict[str, str] = {
     "is_open": "Open campaigns accept new volunteers; closed ones show a closed page.",
     "close_when_full": "Close by itself once every pair has its judges (a paid study stops recruiting).",
     "is_public": "Invite visitors of the site's home page to this campaign (one at a time).",
+    "team": "Who on the staff sees and changes this campaign: the team's members (and the superusers).",
 }
 
 
@@ -63,15 +67,36 @@ class CampaignSettingsForm(forms.ModelForm):
         }
         widgets = {"description": forms.Textarea(attrs={"rows": 3})}
 
-    def __init__(self, *args: object, **kwargs: object) -> None:
+    def __init__(self, *args: object, user: Any = None, **kwargs: object) -> None:
         super().__init__(*args, **kwargs)  # type: ignore[arg-type]
+        self.user = user
         for name, field in self.fields.items():
             field.help_text = EXPLANATIONS[name]
+        # The teams the user may give the campaign to (a superuser: any, or none).
+        team = self.fields["team"]
+        team.queryset = teams_for(user)  # type: ignore[attr-defined]
+        team.to_field_name = "name"  # type: ignore[attr-defined]
+        if self.instance.pk is None and not team.initial:
+            own = list(team.queryset[:2])  # type: ignore[attr-defined]
+            if len(own) == 1:
+                team.initial = own[0].name
+        if user is not None and not user.is_superuser:
+            # No empty choice; no team at all is refused by clean_team with what to do.
+            team.empty_label = None  # type: ignore[attr-defined]
         for name in PLATFORM_PARAMETERS:  # left empty: Prolific's name, the model's default
             self.fields[name].required = False
         if self.instance.pk is not None:
             # The address volunteers were given stays: a new slug is a clone.
             self.fields["slug"].disabled = True
+
+    def clean_team(self) -> object:
+        team = self.cleaned_data.get("team")
+        if self.user is None:
+            return team
+        try:  # the same rule as the API: a staff member's own team, a superuser's any or none
+            return team_for_new_campaign(self.user, team.name if team is not None else None)
+        except TeamError as error:
+            raise forms.ValidationError(str(error)) from None
 
     def clean(self) -> dict[str, object]:
         cleaned = super().clean() or {}

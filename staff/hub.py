@@ -8,6 +8,7 @@ scoring.pipeline.tasks, torch): the web layer stays on its side.
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import Any
 
 from django.conf import settings
 from django.db.models import Count, IntegerField, OuterRef, Subquery
@@ -16,6 +17,7 @@ from django.urls import reverse
 
 from annotate.exports.links import ExportLink, export_links
 from annotate.models import Campaign, Judgement, Pair
+from annotate.teams import campaigns_for
 
 
 @dataclass(frozen=True)
@@ -61,11 +63,12 @@ def _count(model: type[Pair] | type[Judgement], campaign_path: str) -> Coalesce:
     return Coalesce(Subquery(rows, output_field=IntegerField()), 0)
 
 
-def campaign_entries() -> list[CampaignEntry]:
-    """Every campaign, open ones first then by name, with its counts and links (one query)."""
+def campaign_entries(user: Any) -> list[CampaignEntry]:
+    """The campaigns ``user`` may see, open ones first then by name, with counts and links (one query)."""
     dashboard = reverse("staff:dashboard")
     rows = (
-        Campaign.objects.annotate(
+        campaigns_for(user)
+        .annotate(
             pair_count=_count(Pair, "campaign"), judgement_count=_count(Judgement, "pair__campaign")
         )
         .order_by("-is_open", "name")
