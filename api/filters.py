@@ -14,9 +14,9 @@ from rest_framework.exceptions import NotFound, ValidationError
 from rest_framework.request import Request
 
 from annotate.models import LABEL_CHOICES, Campaign, Judgement, Pair, Volunteer
-from annotate.teams import campaigns_for
 from annotate.pseudonyms import volunteer_ids_for_pseudonym
 from annotate.quality import excluded_volunteer_ids
+from annotate.teams import campaigns_for
 
 MAX_ID = 2**63 - 1  # the largest primary key (bigint)
 

@@ -92,7 +92,11 @@ class CampaignViewSet(
     lookup_value_regex = "[^/]+"
 
     def get_queryset(self) -> QuerySet[Campaign]:
-        return visible_to(campaigns_with_counts(), self.request.user, "pk").order_by("-created_at", "-id")
+        return (
+            visible_to(campaigns_with_counts(), self.request.user, "pk")
+            .select_related("team")
+            .order_by("-created_at", "-id")
+        )
 
     @extend_schema(
         summary="Create a campaign",

@@ -68,9 +68,7 @@ def campaign_entries(user: Any) -> list[CampaignEntry]:
     dashboard = reverse("staff:dashboard")
     rows = (
         campaigns_for(user)
-        .annotate(
-            pair_count=_count(Pair, "campaign"), judgement_count=_count(Judgement, "pair__campaign")
-        )
+        .annotate(pair_count=_count(Pair, "campaign"), judgement_count=_count(Judgement, "pair__campaign"))
         .order_by("-is_open", "name")
         .values_list("slug", "name", "is_open", "pair_count", "judgement_count")
     )

@@ -11,7 +11,7 @@ from __future__ import annotations
 import io
 import json
 from collections.abc import Callable, Iterator
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from typing import Any
 
 import pytest
@@ -68,7 +68,10 @@ def build_world() -> World:
     owls, larks = make_team("Owls"), make_team("Larks")
     campaign = make_campaign(slug=SLUG, name=f"{SECRET} study", description=f"{SECRET}s and their stripes.", team=owls)
     pair = make_pair(
-        campaign, external_id=f"{SECRET.lower()}-1", source=f"{SECRET}s graze at dawn.", hypothesis=f"At dawn {SECRET}s eat."
+        campaign,
+        external_id=f"{SECRET.lower()}-1",
+        source=f"{SECRET}s graze at dawn.",
+        hypothesis=f"At dawn {SECRET}s eat.",
     )
     make_pair(campaign, external_id=f"{SECRET.lower()}-2", source=f"{SECRET}s run.", hypothesis=f"{SECRET}s sprint.")
     volunteer = make_volunteer(campaign, participant_id=f"{SECRET}-participant")
@@ -143,7 +146,13 @@ CAMPAIGN_ROUTES: dict[str, list[Call]] = {
         ),
     ],
     "staff:campaign-clone": [
-        Call("POST", staff("staff:campaign-clone", keys=SLUGGED), lambda w: {"slug": "copy"}, member=S({302}), member_sees=False),
+        Call(
+            "POST",
+            staff("staff:campaign-clone", keys=SLUGGED),
+            lambda w: {"slug": "copy"},
+            member=S({302}),
+            member_sees=False,
+        ),
     ],
     "staff:campaign-definition": [Call("GET", staff("staff:campaign-definition", keys=SLUGGED))],
     "staff:upload": [
@@ -152,7 +161,13 @@ CAMPAIGN_ROUTES: dict[str, list[Call]] = {
     ],
     "staff:upload-detail": [
         Call("GET", staff("staff:upload-detail", keys=("slug", "upload_id"))),
-        Call("POST", staff("staff:upload-detail", keys=("slug", "upload_id")), lambda w: {}, member=BAD, member_sees=False),
+        Call(
+            "POST",
+            staff("staff:upload-detail", keys=("slug", "upload_id")),
+            lambda w: {},
+            member=BAD,
+            member_sees=False,
+        ),
     ],
     "staff:upload-status": [Call("GET", staff("staff:upload-status", keys=("slug", "upload_id")), member_sees=False)],
     "staff:upload-start": [
@@ -227,8 +242,10 @@ OTHER_ROUTES: dict[str, list[Call]] = {
         Call(
             "POST",
             staff("staff:campaign-new"),
-            lambda w: {"slug": "intruder", "name": "Intruder", "team": "Owls", "language": "en", "quota": 5}
-            | {"judges_per_pair": 1, "reservation_minutes": 5, "completion_url": "x"},
+            lambda w: (
+                {"slug": "intruder", "name": "Intruder", "team": "Owls", "language": "en", "quota": 5}
+                | {"judges_per_pair": 1, "reservation_minutes": 5, "completion_url": "x"}
+            ),
             outsider=BAD,
             member=S({302}),
             member_sees=False,
@@ -327,9 +344,7 @@ def every_route() -> set[str]:
 def test_every_route_is_classified() -> None:
     routes = every_route()
     classified = set(CAMPAIGN_ROUTES) | set(OTHER_ROUTES) | set(NO_CAMPAIGN_DATA)
-    unclassified = {
-        name for name in routes - classified if name.partition(":")[0] not in NAMESPACES or ":" not in name
-    }
+    unclassified = {name for name in routes - classified if name.partition(":")[0] not in NAMESPACES or ":" not in name}
     assert not unclassified, f"classify these routes in tests/test_teams.py: {sorted(unclassified)}"
     assert not classified - routes, f"these routes no longer exist: {sorted(classified - routes)}"
 
@@ -446,7 +461,12 @@ def test_admin_lists_only_the_teams_rows() -> None:
             )
         )
     outsider, owner = _login(world.outsider), _login(world.owner)
-    for url in ["/admin/annotate/campaign/", "/admin/annotate/pair/", "/admin/annotate/judgement/", "/admin/scoring/score/"]:
+    for url in [
+        "/admin/annotate/campaign/",
+        "/admin/annotate/pair/",
+        "/admin/annotate/judgement/",
+        "/admin/scoring/score/",
+    ]:
         shown = _body(outsider.get(url))
         assert SECRET.lower() not in shown.lower(), url
         assert SECRET.lower() in _body(owner.get(url)).lower(), url

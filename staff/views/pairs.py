@@ -21,7 +21,9 @@ from scoring.models import MetricConfig
 @require_GET
 def pair_page(request: HttpRequest, slug: str, pair_id: int) -> HttpResponse:
     """Both sentences, every judgement and score, the gold label."""
-    pair = get_object_or_404(visible_to(Pair.objects.select_related("campaign"), request.user), pk=pair_id, campaign__slug=slug)
+    pair = get_object_or_404(
+        visible_to(Pair.objects.select_related("campaign"), request.user), pk=pair_id, campaign__slug=slug
+    )
     detail = pair_pages.pair_detail(pair)
     return render(request, "staff/pair.html", {"campaign": pair.campaign, "detail": detail, "pair": pair})
 

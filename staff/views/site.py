@@ -23,7 +23,11 @@ def _is_staff(request: HttpRequest) -> bool:
 
 
 def _staff_hub(request: HttpRequest) -> HttpResponse:
-    context = {"campaigns": hub.campaign_entries(request.user), "pages": hub.staff_pages(), "full_slugs": hub.full_campaigns()}
+    context = {
+        "campaigns": hub.campaign_entries(request.user),
+        "pages": hub.staff_pages(),
+        "full_slugs": hub.full_campaigns(),
+    }
     return render(request, "staff/home.html", context)
 
 

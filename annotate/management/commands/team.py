@@ -22,9 +22,7 @@ class Command(BaseCommand):
         parser.add_argument(
             "--campaign", action="append", default=[], help="A campaign's slug to give to the team (repeatable)."
         )
-        parser.add_argument(
-            "--member", action="append", default=[], help="A username to add to the team (repeatable)."
-        )
+        parser.add_argument("--member", action="append", default=[], help="A username to add to the team (repeatable).")
 
     def handle(self, *args: Any, **options: Any) -> None:
         try:
