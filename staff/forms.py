@@ -13,6 +13,7 @@ from annotate.teams import TeamError, team_for_new_campaign, teams_for
 EXPLANATIONS: dict[str, str] = {
     "name": "What volunteers and staff see as the campaign's title.",
     "slug": "The campaign's address: volunteers open /c/<slug>/ (letters, digits, hyphens).",
+    "team": "Who on the staff sees and changes this campaign: the team's members (and the superusers).",
     "description": "The welcome text volunteers read before they start (the guidelines follow it).",
     "language": "Language of the pairs and of the volunteer pages.",
     "judges_per_pair": "How many volunteers judge each pair; 2 or more makes agreement measurable.",
@@ -34,7 +35,6 @@ EXPLANATIONS: dict[str, str] = {
     "is_open": "Open campaigns accept new volunteers; closed ones show a closed page.",
     "close_when_full": "Close by itself once every pair has its judges (a paid study stops recruiting).",
     "is_public": "Invite visitors of the site's home page to this campaign (one at a time).",
-    "team": "Who on the staff sees and changes this campaign: the team's members (and the superusers).",
 }
 
 
@@ -75,11 +75,10 @@ class CampaignSettingsForm(forms.ModelForm):
         # The teams the user may give the campaign to (a superuser: any, or none).
         team = self.fields["team"]
         team.queryset = teams_for(user)  # type: ignore[attr-defined]
-        team.to_field_name = "name"  # type: ignore[attr-defined]
         if self.instance.pk is None and not team.initial:
             own = list(team.queryset[:2])  # type: ignore[attr-defined]
             if len(own) == 1:
-                team.initial = own[0].name
+                team.initial = own[0].pk
         if user is not None and not user.is_superuser:
             # No empty choice; no team at all is refused by clean_team with what to do.
             team.empty_label = None  # type: ignore[attr-defined]

@@ -243,7 +243,7 @@ OTHER_ROUTES: dict[str, list[Call]] = {
             "POST",
             staff("staff:campaign-new"),
             lambda w: (
-                {"slug": "intruder", "name": "Intruder", "team": "Owls", "language": "en", "quota": 5}
+                {"slug": "intruder", "name": "Intruder", "team": w.campaign.team_id, "language": "en", "quota": 5}
                 | {"judges_per_pair": 1, "reservation_minutes": 5, "completion_url": "x"}
             ),
             outsider=BAD,
@@ -491,6 +491,19 @@ def test_a_new_campaign_goes_to_the_creators_team() -> None:
     refused = _login(lonely).post("/api/campaigns/", {"slug": "fresh3", "name": "F"}, content_type="application/json")
     assert refused.json() == {"team": ["You are in no team: ask an administrator to add you to one (manage.py team)."]}
     assert not Campaign.objects.filter(slug__in=["fresh2", "fresh3"]).exists()
+
+
+def test_the_settings_form_shows_and_keeps_the_campaigns_team() -> None:
+    world = build_world()
+    boss = make_staff("boss", superuser=True, teams=())
+    owls = world.campaign.team
+    assert owls is not None
+    for user in (world.owner, boss):
+        page = _body(_login(user).get(reverse("staff:campaign-settings", args=[SLUG])))
+        assert f'<option value="{owls.pk}" selected>Owls</option>' in page
+    # The owner is offered their own teams only; a superuser every team and "none".
+    owner_page = _body(_login(world.owner).get(reverse("staff:campaign-settings", args=[SLUG])))
+    assert "Larks" not in owner_page and "---------" not in owner_page.split('name="team"')[1].split("</select>")[0]
 
 
 def test_a_clone_stays_in_its_team() -> None:
