@@ -103,16 +103,21 @@ class CampaignViewSet(
         examples=[CAMPAIGN_EXAMPLE],
         responses={
             201: CampaignSerializer,
+            404: OpenApiResponse(FieldErrorsSerializer, description="No team of yours with this name."),
             409: OpenApiResponse(FieldErrorsSerializer, description="The slug is taken."),
         },
     )
     def create(self, request: Request, *args: Any, **kwargs: Any) -> Response:
         serializer = self.get_serializer(data=request.data)
         if not serializer.is_valid():
-            # A slug that is taken conflicts with the campaigns that exist: a well-formed request.
+            # A slug that is taken conflicts with the campaigns that exist, and a team that is not
+            # the caller's is not found (as another team's campaign): well-formed requests.
             errors: dict[str, Any] = dict(serializer.errors)
             taken = [error.code for error in errors.get("slug", [])] == ["unique"]
-            refusal = status.HTTP_409_CONFLICT if taken and len(errors) == 1 else status.HTTP_400_BAD_REQUEST
+            unknown_team = [error.code for error in errors.get("team", [])] == ["does_not_exist"]
+            refusal = status.HTTP_400_BAD_REQUEST
+            if len(errors) == 1 and (taken or unknown_team):
+                refusal = status.HTTP_409_CONFLICT if taken else status.HTTP_404_NOT_FOUND
             return Response(errors, status=refusal)
         try:  # no team named: the caller's only team (a superuser's: none)
             team = serializer.validated_data.get("team") or team_for_new_campaign(request.user, None)

@@ -277,7 +277,7 @@ OTHER_ROUTES: dict[str, list[Call]] = {
             api("/api/campaigns/"),
             lambda w: {"slug": "intruder", "name": "Intruder", "team": "Owls"},
             json=True,
-            outsider=BAD,
+            outsider=S({404}),  # not one of the caller's teams: not found, as another team's campaign
             member=S({201}),
             member_sees=False,
         ),
