@@ -115,7 +115,7 @@ class CampaignViewSet(
             errors: dict[str, Any] = dict(serializer.errors)
             taken = [error.code for error in errors.get("slug", [])] == ["unique"]
             unknown_team = [error.code for error in errors.get("team", [])] == ["does_not_exist"]
-            refusal = status.HTTP_400_BAD_REQUEST
+            refusal: int = status.HTTP_400_BAD_REQUEST
             if len(errors) == 1 and (taken or unknown_team):
                 refusal = status.HTTP_409_CONFLICT if taken else status.HTTP_404_NOT_FOUND
             return Response(errors, status=refusal)

@@ -560,3 +560,28 @@ def test_the_migration_keeps_an_installation_usable() -> None:
     assert old.team is not None and old.team.name == EVERYONE_TEAM == migration.EVERYONE_TEAM
     assert list(campaigns_for(alice)) == [old]
     assert not outsider.groups.exists()
+
+
+def test_the_apis_object_permission_is_a_second_lock() -> None:
+    """Were a viewset's queryset to forget the teams, the object permission still answers 404."""
+    from rest_framework.exceptions import NotFound
+    from rest_framework.request import Request
+    from rest_framework.test import APIRequestFactory
+
+    from api.permissions import InCampaignTeam
+
+    world = build_world()
+    rows = [world.campaign, world.pair, world.judgement, world.score]
+    for user, allowed in ((world.owner, True), (world.outsider, False)):
+        request = Request(APIRequestFactory().get("/api/"))
+        request.user = user
+        for row in rows:
+            if allowed:
+                assert InCampaignTeam().has_object_permission(request, None, row)
+            else:
+                with pytest.raises(NotFound):
+                    InCampaignTeam().has_object_permission(request, None, row)
+    # Rows of no campaign (a metric configuration) are left to their queryset.
+    request = Request(APIRequestFactory().get("/api/"))
+    request.user = world.outsider
+    assert InCampaignTeam().has_object_permission(request, None, world.config)
