@@ -2,8 +2,11 @@
 
 from __future__ import annotations
 
+from typing import Any
+
 from django.conf import settings
 from django.contrib import admin, messages
+from django.contrib.auth.models import Group
 from django.db.models import Count, IntegerField, OuterRef, Q, QuerySet, Subquery
 from django.db.models.functions import Coalesce
 from django.http import HttpRequest
@@ -13,6 +16,28 @@ from django.utils.html import format_html
 from annotate.counters import recount_judgements
 from annotate.models import Assignment, Campaign, Judgement, Pair, Volunteer
 from annotate.pseudonyms import volunteer_pseudonym
+from annotate.teams import campaigns_for, teams_for, visible_to
+
+
+class TeamScopedAdmin(admin.ModelAdmin):
+    """An admin page that lists and opens only rows of the campaigns the user's teams own (a
+    superuser: all); another team's row is "does not exist", as on the staff pages.
+
+    ``campaign_path`` leads from the row to its campaign (``"pk"`` for a campaign itself).
+    """
+
+    campaign_path = "campaign"
+
+    def get_queryset(self, request: HttpRequest) -> QuerySet:
+        return visible_to(super().get_queryset(request), request.user, self.campaign_path)
+
+    def formfield_for_foreignkey(self, db_field: Any, request: HttpRequest, **kwargs: Any) -> Any:
+        # Choices of campaigns and teams: the user's own, never the names of others'.
+        if db_field.related_model is Campaign:
+            kwargs["queryset"] = campaigns_for(request.user)
+        elif db_field.related_model is Group:
+            kwargs["queryset"] = teams_for(request.user)
+        return super().formfield_for_foreignkey(db_field, request, **kwargs)
 
 
 def _count(model: type[Pair | Volunteer | Judgement], campaign_path: str, **filters: object) -> Coalesce:
@@ -33,10 +58,12 @@ def volunteer_link(campaign: Campaign) -> str:
 
 
 @admin.register(Campaign)
-class CampaignAdmin(admin.ModelAdmin):
+class CampaignAdmin(TeamScopedAdmin):
+    campaign_path = "pk"
     list_display = [
         "name",
         "slug",
+        "team",
         "is_open",
         "link",
         "pair_total",
@@ -47,7 +74,7 @@ class CampaignAdmin(admin.ModelAdmin):
         "judges_per_pair",
         "created_at",
     ]
-    list_filter = ["is_open"]
+    list_filter = ["is_open", ("team", admin.RelatedOnlyFieldListFilter)]
     search_fields = ["name", "slug", "description"]
     prepopulated_fields = {"slug": ["name"]}
     readonly_fields = [
@@ -62,7 +89,19 @@ class CampaignAdmin(admin.ModelAdmin):
     fieldsets = [
         (
             None,
-            {"fields": ["name", "slug", "description", "is_open", "close_when_full", "is_public", "language", "link"]},
+            {
+                "fields": [
+                    "name",
+                    "slug",
+                    "team",
+                    "description",
+                    "is_open",
+                    "close_when_full",
+                    "is_public",
+                    "language",
+                    "link",
+                ]
+            },
         ),
         ("Rules", {"fields": ["quota", "judges_per_pair", "reservation_minutes"]}),
         (
@@ -156,7 +195,7 @@ class CampaignAdmin(admin.ModelAdmin):
 
 
 @admin.register(Pair)
-class PairAdmin(admin.ModelAdmin):
+class PairAdmin(TeamScopedAdmin):
     def view_on_site(self, obj: Pair) -> str:
         """The admin's "View on site" leads to the pair's staff page (judgements, scores, gold)."""
         return reverse("staff:pair", args=[obj.campaign.slug, obj.pk])
@@ -171,7 +210,7 @@ class PairAdmin(admin.ModelAdmin):
         "short_source",
         "judgement_count",
     ]
-    list_filter = ["campaign", "origin", "is_training", "is_check", "gold_label"]
+    list_filter = [("campaign", admin.RelatedOnlyFieldListFilter), "origin", "is_training", "is_check", "gold_label"]
     search_fields = ["external_id", "source", "hypothesis"]
     list_select_related = ["campaign"]
     readonly_fields = ["judgement_count", "created_at"]
@@ -183,7 +222,7 @@ class PairAdmin(admin.ModelAdmin):
 
 
 @admin.register(Volunteer)
-class VolunteerAdmin(admin.ModelAdmin):
+class VolunteerAdmin(TeamScopedAdmin):
     list_display = [
         "__str__",
         "campaign",
@@ -195,7 +234,7 @@ class VolunteerAdmin(admin.ModelAdmin):
         "finished_at",
     ]
     list_filter = [
-        "campaign",
+        ("campaign", admin.RelatedOnlyFieldListFilter),
         "english_level",
         "exclusion_override",
         ("finished_at", admin.EmptyFieldListFilter),
@@ -239,9 +278,10 @@ class VolunteerAdmin(admin.ModelAdmin):
 
 
 @admin.register(Judgement)
-class JudgementAdmin(admin.ModelAdmin):
+class JudgementAdmin(TeamScopedAdmin):
     """Read-only: the answers are the data."""
 
+    campaign_path = "pair__campaign"
     list_display = [
         "pair",
         "label",
@@ -253,7 +293,13 @@ class JudgementAdmin(admin.ModelAdmin):
         "shown_at",
         "answered_at",
     ]
-    list_filter = ["pair__campaign", "label", "is_training", "is_check", "volunteer__english_level"]
+    list_filter = [
+        ("pair__campaign", admin.RelatedOnlyFieldListFilter),
+        "label",
+        "is_training",
+        "is_check",
+        "volunteer__english_level",
+    ]
     search_fields = ["pair__external_id", "volunteer__token"]
     list_select_related = ["pair", "volunteer"]
     date_hierarchy = "answered_at"
@@ -269,9 +315,10 @@ class JudgementAdmin(admin.ModelAdmin):
 
 
 @admin.register(Assignment)
-class AssignmentAdmin(admin.ModelAdmin):
+class AssignmentAdmin(TeamScopedAdmin):
+    campaign_path = "pair__campaign"
     list_display = ["pair", "volunteer", "source_on_top", "shown_at", "expires_at", "answered_at"]
-    list_filter = ["pair__campaign", ("answered_at", admin.EmptyFieldListFilter)]
+    list_filter = [("pair__campaign", admin.RelatedOnlyFieldListFilter), ("answered_at", admin.EmptyFieldListFilter)]
     search_fields = ["pair__external_id", "volunteer__token"]
     list_select_related = ["pair", "volunteer"]
     readonly_fields = ["volunteer", "pair", "source_on_top", "shown_at", "answered_at"]

@@ -8,6 +8,7 @@ class AnnotateConfig(AppConfig):
     verbose_name = "Annotation campaigns"
 
     def ready(self) -> None:
-        from annotate import counters
+        from annotate import counters, teams
 
         counters.connect()
+        teams.register()

@@ -169,6 +169,16 @@ class Campaign(models.Model):
         help_text="Invite visitors of the site's home page to this campaign (one campaign at a time; "
         "PARAEVAL_PUBLIC_CAMPAIGN, when set, names it instead).",
     )
+    # The team that owns the campaign: its members and the superusers see and change it, no
+    # other staff account does (annotate/teams.py). No team: superusers only, the safe default.
+    team = models.ForeignKey(
+        "auth.Group",
+        null=True,
+        blank=True,
+        on_delete=models.SET_NULL,
+        related_name="campaigns",
+        help_text="The team whose members see and change this campaign (empty: superusers only).",
+    )
     created_at = models.DateTimeField(auto_now_add=True)
 
     class Meta:

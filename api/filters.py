@@ -16,6 +16,7 @@ from rest_framework.request import Request
 from annotate.models import LABEL_CHOICES, Campaign, Judgement, Pair, Volunteer
 from annotate.pseudonyms import volunteer_ids_for_pseudonym
 from annotate.quality import excluded_volunteer_ids
+from annotate.teams import campaigns_for
 
 MAX_ID = 2**63 - 1  # the largest primary key (bigint)
 
@@ -119,7 +120,8 @@ class CampaignSlugFilter(django_filters.ModelChoiceFilter):
     def __init__(self, field_name: str = "campaign", **kwargs: object) -> None:
         super().__init__(
             field_name=field_name,
-            queryset=Campaign.objects.all(),
+            # The caller's campaigns: another team's slug is a 404 as an unknown one.
+            queryset=lambda request: campaigns_for(request.user if request is not None else None),
             to_field_name="slug",
             help_text="Campaign slug (an unknown one is a 404).",
             **kwargs,

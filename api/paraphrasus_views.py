@@ -4,7 +4,6 @@ from __future__ import annotations
 
 from typing import Any
 
-from django.shortcuts import get_object_or_404
 from drf_spectacular.types import OpenApiTypes
 from drf_spectacular.utils import OpenApiParameter, OpenApiResponse, extend_schema
 from rest_framework import serializers, status
@@ -14,6 +13,7 @@ from rest_framework.response import Response
 from rest_framework.views import APIView
 
 from annotate.models import Campaign
+from annotate.teams import campaign_or_404
 from scoring.reports.paraphrasus import (
     ObjectiveError,
     campaign_origins,
@@ -65,7 +65,7 @@ class CampaignObjectivesView(APIView):
         },
     )
     def get(self, request: Request, slug: str) -> Response:
-        return Response(_listing(get_object_or_404(Campaign, slug=slug)))
+        return Response(_listing(campaign_or_404(request.user, slug)))
 
     @extend_schema(
         summary="Set objectives of a campaign's corpora (all or nothing)",
@@ -77,7 +77,7 @@ class CampaignObjectivesView(APIView):
         },
     )
     def put(self, request: Request, slug: str) -> Response:
-        campaign = get_object_or_404(Campaign, slug=slug)
+        campaign = campaign_or_404(request.user, slug)
         body = ObjectivesSerializer(data=request.data)
         body.is_valid(raise_exception=True)
         try:
@@ -105,7 +105,7 @@ class CampaignParaphrasusView(APIView):
         },
     )
     def get(self, request: Request, slug: str) -> Response:
-        campaign = get_object_or_404(Campaign, slug=slug)
+        campaign = campaign_or_404(request.user, slug)
         fit_on = request.query_params.get("fit_on") or None
         metrics = [name.strip() for name in request.query_params.get("metrics", "").split(",") if name.strip()]
         try:

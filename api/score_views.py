@@ -6,7 +6,6 @@ from collections.abc import Callable
 from typing import Any, TypeVar
 
 from django.db.models import F, QuerySet
-from django.shortcuts import get_object_or_404
 from drf_spectacular.types import OpenApiTypes
 from drf_spectacular.utils import OpenApiResponse, extend_schema, extend_schema_view
 from rest_framework import viewsets
@@ -16,7 +15,7 @@ from rest_framework.request import Request
 from rest_framework.response import Response
 from rest_framework.views import APIView
 
-from annotate.models import Campaign
+from annotate.teams import campaign_or_404, visible_to
 from api.filters import refuse_empty_parameters
 from api.score_filters import MetricConfigFilter, ScoreFilter
 from api.score_serializers import (
@@ -26,6 +25,7 @@ from api.score_serializers import (
     ScoreImportSerializer,
     ScoreSerializer,
 )
+from scoring.access import metric_configs_for
 from scoring.models import MetricConfig, Score
 from scoring.reports.service import FilterError, campaign_report, meta_status
 from scoring.score_import import ScoreFileMetric, ScoreImportError, import_scores, parse_direction
@@ -44,7 +44,9 @@ class MetricConfigViewSet(viewsets.ReadOnlyModelViewSet):
 
     serializer_class = MetricConfigSerializer
     filterset_class = MetricConfigFilter
-    queryset = MetricConfig.objects.order_by("metric", "id")
+
+    def get_queryset(self) -> QuerySet[MetricConfig]:
+        return metric_configs_for(self.request.user).order_by("metric", "id")
 
 
 @extend_schema_view(
@@ -62,11 +64,8 @@ class ScoreViewSet(viewsets.ReadOnlyModelViewSet):
     filterset_class = ScoreFilter
 
     def get_queryset(self) -> QuerySet[Score]:
-        return (
-            Score.objects.select_related("metric_config")
-            .annotate(campaign_slug=F("pair__campaign__slug"))
-            .order_by("id")
-        )
+        scores = Score.objects.select_related("metric_config").annotate(campaign_slug=F("pair__campaign__slug"))
+        return visible_to(scores, self.request.user, "pair__campaign").order_by("id")
 
 
 T = TypeVar("T")
@@ -77,7 +76,7 @@ def _with_report_filters(request: Request, slug: str, analysis: Callable[..., T]
 
     A bad filter is a 400 naming it (the analysis says "<name>: <why>").
     """
-    campaign = get_object_or_404(Campaign, slug=slug)
+    campaign = campaign_or_404(request.user, slug)
     refuse_empty_parameters(request.query_params, ReportQuerySerializer().fields)
     filters = ReportQuerySerializer(data=request.query_params)
     filters.is_valid(raise_exception=True)
@@ -165,7 +164,7 @@ class ScoreImportView(APIView):
         body = ScoreImportSerializer(data=request.data)
         body.is_valid(raise_exception=True)
         data = body.validated_data
-        campaign = get_object_or_404(Campaign, slug=data["campaign"])
+        campaign = campaign_or_404(request.user, data["campaign"])
         upload = data["file"]
         metric = ScoreFileMetric(
             name=data["name"],

@@ -5,6 +5,7 @@ from __future__ import annotations
 from typing import Any
 
 from django.conf import settings
+from django.contrib.auth.models import Group
 from django.core.validators import RegexValidator
 from drf_spectacular.utils import extend_schema_field, extend_schema_serializer
 from rest_framework import serializers
@@ -21,6 +22,7 @@ from annotate.labels import ENGLISH_LEVEL_ORDER, is_paraphrase
 from annotate.models import LABEL_CHOICES, Campaign, Judgement, Pair
 from annotate.pseudonyms import volunteer_pseudonym
 from annotate.quality import VolunteerQuality, campaign_quality
+from annotate.teams import campaigns_for, teams_for
 from api.gold_schema import GOLD_TARGET_SCHEMA
 
 # Most records one bulk request may carry (the importer holds them all in one transaction).
@@ -51,6 +53,21 @@ class CampaignSerializer(serializers.ModelSerializer):
         source="judgement_count", read_only=True, help_text="Judgements of campaign pairs (no training answers)."
     )
     volunteer_link = serializers.SerializerMethodField(help_text="Link to send to volunteers.")
+    team = serializers.SlugRelatedField(
+        slug_field="name",
+        queryset=Group.objects.all(),
+        required=False,
+        allow_null=True,
+        help_text="The team that owns the campaign (its members see and change it). Default: your only team; "
+        "a member of several teams names one; a superuser may leave it empty (superusers only).",
+        error_messages={"does_not_exist": "{value!r} is not one of your teams."},
+    )
+
+    def __init__(self, *args: Any, **kwargs: Any) -> None:
+        super().__init__(*args, **kwargs)
+        request = self.context.get("request")
+        if request is not None:  # only the caller's teams (a superuser's: every team)
+            self.fields["team"].queryset = teams_for(request.user)  # type: ignore[attr-defined]
 
     class Meta:
         model = Campaign
@@ -69,6 +86,7 @@ class CampaignSerializer(serializers.ModelSerializer):
             "volunteers",
             "judgements",
             "volunteer_link",
+            "team",
         ]
         read_only_fields = ["id", "created_at"]
         # Blank names are refused (DRF trims them): the schema says a name has a visible character.
@@ -168,6 +186,13 @@ class PairBulkCreateSerializer(serializers.Serializer):
         help_text="Slug of the campaign that receives the pairs (an unknown one is a 404).",
         error_messages={"does_not_exist": "No campaign with slug {value!r}."},
     )
+
+    def __init__(self, *args: Any, **kwargs: Any) -> None:
+        super().__init__(*args, **kwargs)
+        request = self.context.get("request")
+        # Another team's campaign is "no campaign with this slug", as one that does not exist.
+        self.fields["campaign"].queryset = campaigns_for(request.user if request is not None else None)  # type: ignore[attr-defined]
+
     origin = serializers.CharField(
         required=False, allow_blank=True, default="", max_length=100, help_text="Origin of records that name none."
     )

@@ -8,7 +8,6 @@ from typing import Any
 
 from django.db.models import QuerySet
 from django.http import HttpResponseBase
-from django.shortcuts import get_object_or_404
 from drf_spectacular.types import OpenApiTypes
 from drf_spectacular.utils import (
     OpenApiExample,
@@ -30,6 +29,7 @@ from annotate.exports.http import export_response
 from annotate.exports.service import build_export
 from annotate.importers import ImportRefused, import_records
 from annotate.models import Campaign, Judgement, Pair
+from annotate.teams import TeamError, campaign_or_404, team_for_new_campaign, visible_to
 from api.filters import JudgementFilter, PairFilter, refuse_empty_parameters
 from api.queries import campaigns_with_counts, judgements_for_api, pairs_for_api
 from api.serializers import (
@@ -92,25 +92,38 @@ class CampaignViewSet(
     lookup_value_regex = "[^/]+"
 
     def get_queryset(self) -> QuerySet[Campaign]:
-        return campaigns_with_counts().order_by("-created_at", "-id")
+        return (
+            visible_to(campaigns_with_counts(), self.request.user, "pk")
+            .select_related("team")
+            .order_by("-created_at", "-id")
+        )
 
     @extend_schema(
         summary="Create a campaign",
         examples=[CAMPAIGN_EXAMPLE],
         responses={
             201: CampaignSerializer,
+            404: OpenApiResponse(FieldErrorsSerializer, description="No team of yours with this name."),
             409: OpenApiResponse(FieldErrorsSerializer, description="The slug is taken."),
         },
     )
     def create(self, request: Request, *args: Any, **kwargs: Any) -> Response:
         serializer = self.get_serializer(data=request.data)
         if not serializer.is_valid():
-            # A slug that is taken conflicts with the campaigns that exist: a well-formed request.
+            # A slug that is taken conflicts with the campaigns that exist, and a team that is not
+            # the caller's is not found (as another team's campaign): well-formed requests.
             errors: dict[str, Any] = dict(serializer.errors)
             taken = [error.code for error in errors.get("slug", [])] == ["unique"]
-            refusal = status.HTTP_409_CONFLICT if taken and len(errors) == 1 else status.HTTP_400_BAD_REQUEST
+            unknown_team = [error.code for error in errors.get("team", [])] == ["does_not_exist"]
+            refusal: int = status.HTTP_400_BAD_REQUEST
+            if len(errors) == 1 and (taken or unknown_team):
+                refusal = status.HTTP_409_CONFLICT if taken else status.HTTP_404_NOT_FOUND
             return Response(errors, status=refusal)
-        campaign = serializer.save()
+        try:  # no team named: the caller's only team (a superuser's: none)
+            team = serializer.validated_data.get("team") or team_for_new_campaign(request.user, None)
+        except TeamError as error:
+            return Response({"team": [str(error)]}, status=status.HTTP_400_BAD_REQUEST)
+        campaign = serializer.save(team=team)
         return Response(self._fresh(campaign), status=status.HTTP_201_CREATED)
 
     def _fresh(self, campaign: Campaign) -> dict[str, Any]:
@@ -150,7 +163,7 @@ class PairViewSet(mixins.ListModelMixin, mixins.RetrieveModelMixin, viewsets.Gen
     parser_classes = [JSONParser]
 
     def get_queryset(self) -> QuerySet[Pair]:
-        return pairs_for_api()
+        return visible_to(pairs_for_api(), self.request.user)
 
     @extend_schema(
         summary="Import pairs (all or nothing)",
@@ -167,7 +180,7 @@ class PairViewSet(mixins.ListModelMixin, mixins.RetrieveModelMixin, viewsets.Gen
         },
     )
     def create(self, request: Request, *args: Any, **kwargs: Any) -> Response:
-        body = PairBulkCreateSerializer(data=request.data)
+        body = PairBulkCreateSerializer(data=request.data, context={"request": request})
         if not body.is_valid():
             missing = [error.code for error in body.errors.get("campaign", [])] == ["does_not_exist"]
             answer = status.HTTP_404_NOT_FOUND if missing and len(body.errors) == 1 else status.HTTP_400_BAD_REQUEST
@@ -201,7 +214,7 @@ class JudgementViewSet(viewsets.ReadOnlyModelViewSet):
     lookup_value_regex = "[^/]+"
 
     def get_queryset(self) -> QuerySet[Judgement]:
-        return judgements_for_api()
+        return visible_to(judgements_for_api(), self.request.user, "pair__campaign")
 
 
 class JSONOnlyNegotiation(BaseContentNegotiation):
@@ -237,7 +250,7 @@ class CampaignExportView(APIView):
         },
     )
     def get(self, request: Request, slug: str) -> HttpResponseBase:
-        campaign = get_object_or_404(Campaign, slug=slug)
+        campaign = campaign_or_404(request.user, slug)
         # DRF reads ?format= (empty) as "the default"; the schema's enum does not allow it.
         refuse_empty_parameters(request.query_params, ExportQuerySerializer().fields)
         options = ExportQuerySerializer(data=request.query_params)

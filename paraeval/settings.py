@@ -291,6 +291,8 @@ PARAEVAL_MAX_RESAMPLES = env_int("PARAEVAL_MAX_RESAMPLES", 10_000, minimum=0)
 AUTHENTICATION_BACKENDS = [
     "axes.backends.AxesStandaloneBackend",
     "django.contrib.auth.backends.ModelBackend",
+    # django-rules: the object permission of a campaign (its team's members; annotate/teams.py).
+    "rules.permissions.ObjectPermissionBackend",
 ]
 AXES_FAILURE_LIMIT = PARAEVAL_LOGIN_FAILURE_LIMIT
 AXES_COOLOFF_TIME = datetime.timedelta(minutes=PARAEVAL_LOGIN_LOCKOUT_MINUTES)
@@ -316,8 +318,9 @@ REST_FRAMEWORK = {
         "paraeval.ratelimit.LimitedTokenAuthentication",
         "rest_framework.authentication.SessionAuthentication",
     ],
-    # Staff only, for every API view: anonymous callers and volunteer tokens get 401/403.
-    "DEFAULT_PERMISSION_CLASSES": ["rest_framework.permissions.IsAdminUser"],
+    # Staff only, for every API view: anonymous callers and volunteer tokens get 401/403; and a
+    # campaign's rows for its team only, a 404 to others (querysets narrowed too; api/permissions.py).
+    "DEFAULT_PERMISSION_CLASSES": ["rest_framework.permissions.IsAdminUser", "api.permissions.InCampaignTeam"],
     "DEFAULT_PAGINATION_CLASS": "api.pagination.ApiPagination",
     # django-filter, refusing a filter given with an empty value (?origin=) as the schema does.
     "DEFAULT_FILTER_BACKENDS": ["api.filters.NonEmptyFilterBackend"],

@@ -10,6 +10,7 @@ from django.db.models import Count, Q, QuerySet
 from django.http import HttpRequest
 from django.utils import timezone
 
+from annotate.admin import TeamScopedAdmin
 from scoring.models import MetricConfig, Score, TunedJudge, WorkerHeartbeat
 from scoring.pipeline import dispatch
 
@@ -54,9 +55,10 @@ class MetricConfigAdmin(admin.ModelAdmin):
 
 
 @admin.register(Score)
-class ScoreAdmin(admin.ModelAdmin):
+class ScoreAdmin(TeamScopedAdmin):
+    campaign_path = "pair__campaign"
     list_display = ("pair", "metric_config", "value", "status", "short_error", "attempts", "computed_at")
-    list_filter = ("status", "metric_config", "pair__campaign")
+    list_filter = ("status", "metric_config", ("pair__campaign", admin.RelatedOnlyFieldListFilter))
     list_select_related = ("pair", "metric_config")
     search_fields = ("error", "pair__external_id")
     readonly_fields = ("pair", "metric_config", "value", "status", "error", "attempts", "computed_at")
@@ -98,7 +100,7 @@ class WorkerHeartbeatAdmin(admin.ModelAdmin):
 
 
 @admin.register(TunedJudge)
-class TunedJudgeAdmin(admin.ModelAdmin):
+class TunedJudgeAdmin(TeamScopedAdmin):
     """Tunings of judge models (manage.py tune_judge): their progress while they run, then the result."""
 
     list_display = ("__str__", "status", "step", "loss", "validation_auc", "campaign", "reference", "created_at")

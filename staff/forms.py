@@ -2,14 +2,18 @@
 
 from __future__ import annotations
 
+from typing import Any
+
 from django import forms
 
 from annotate.models import Campaign
+from annotate.teams import TeamError, team_for_new_campaign, teams_for
 
 # One line per setting, as the form shows it under the field (the model's help text is for the admin).
 EXPLANATIONS: dict[str, str] = {
     "name": "What volunteers and staff see as the campaign's title.",
     "slug": "The campaign's address: volunteers open /c/<slug>/ (letters, digits, hyphens).",
+    "team": "Who on the staff sees and changes this campaign: the team's members (and the superusers).",
     "description": "The welcome text volunteers read before they start (the guidelines follow it).",
     "language": "Language of the pairs and of the volunteer pages.",
     "judges_per_pair": "How many volunteers judge each pair; 2 or more makes agreement measurable.",
@@ -63,15 +67,35 @@ class CampaignSettingsForm(forms.ModelForm):
         }
         widgets = {"description": forms.Textarea(attrs={"rows": 3})}
 
-    def __init__(self, *args: object, **kwargs: object) -> None:
+    def __init__(self, *args: object, user: Any = None, **kwargs: object) -> None:
         super().__init__(*args, **kwargs)  # type: ignore[arg-type]
+        self.user = user
         for name, field in self.fields.items():
             field.help_text = EXPLANATIONS[name]
+        # The teams the user may give the campaign to (a superuser: any, or none).
+        team = self.fields["team"]
+        team.queryset = teams_for(user)  # type: ignore[attr-defined]
+        if self.instance.pk is None and not team.initial:
+            own = list(team.queryset[:2])  # type: ignore[attr-defined]
+            if len(own) == 1:
+                team.initial = own[0].pk
+        if user is not None and not user.is_superuser:
+            # No empty choice; no team at all is refused by clean_team with what to do.
+            team.empty_label = None  # type: ignore[attr-defined]
         for name in PLATFORM_PARAMETERS:  # left empty: Prolific's name, the model's default
             self.fields[name].required = False
         if self.instance.pk is not None:
             # The address volunteers were given stays: a new slug is a clone.
             self.fields["slug"].disabled = True
+
+    def clean_team(self) -> object:
+        team = self.cleaned_data.get("team")
+        if self.user is None:
+            return team
+        try:  # the same rule as the API: a staff member's own team, a superuser's any or none
+            return team_for_new_campaign(self.user, team.name if team is not None else None)
+        except TeamError as error:
+            raise forms.ValidationError(str(error)) from None
 
     def clean(self) -> dict[str, object]:
         cleaned = super().clean() or {}

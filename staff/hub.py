@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import datetime
 from dataclasses import dataclass
+from typing import Any
 
 from django.conf import settings
 from django.db.models import Count, Exists, IntegerField, OuterRef, Subquery
@@ -17,6 +18,7 @@ from django.urls import reverse
 
 from annotate.exports.links import ExportLink, export_links
 from annotate.models import Campaign, Judgement, Pair
+from annotate.teams import campaigns_for
 
 
 @dataclass(frozen=True)
@@ -63,13 +65,12 @@ def _count(model: type[Pair] | type[Judgement], campaign_path: str) -> Coalesce:
     return Coalesce(Subquery(rows, output_field=IntegerField()), 0)
 
 
-def campaign_entries() -> list[CampaignEntry]:
-    """Every campaign, open ones first then by name, with its counts and links (one query)."""
+def campaign_entries(user: Any) -> list[CampaignEntry]:
+    """The campaigns ``user`` may see, open ones first then by name, with counts and links (one query)."""
     dashboard = reverse("staff:dashboard")
     rows = (
-        Campaign.objects.annotate(
-            pair_count=_count(Pair, "campaign"), judgement_count=_count(Judgement, "pair__campaign")
-        )
+        campaigns_for(user)
+        .annotate(pair_count=_count(Pair, "campaign"), judgement_count=_count(Judgement, "pair__campaign"))
         .order_by("-is_open", "name", "slug")
         .values_list("slug", "name", "is_open", "created_at", "pair_count", "judgement_count")
     )

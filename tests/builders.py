@@ -6,6 +6,7 @@ import itertools
 from datetime import timedelta
 from typing import Any
 
+from django.contrib.auth.models import Group
 from django.utils import timezone
 
 from annotate.labels import EnglishLevel, Label, is_paraphrase
@@ -16,11 +17,30 @@ _counter = itertools.count(1)
 STAFF_PASSWORD = "pw-for-tests"
 
 
-def make_staff(username: str = "staff", password: str = STAFF_PASSWORD, *, superuser: bool = False) -> Any:
-    """A staff account (``superuser``: one that may also change everything in the admin)."""
+# The team builders put staff accounts and campaigns in unless told otherwise: a staff member
+# sees only their teams' campaigns, and most tests are about one lab's own campaigns.
+LAB_TEAM = "Lab"
+
+
+def make_team(name: str = LAB_TEAM) -> Group:
+    """The team (a Django group) of this name, created if new."""
+    return Group.objects.get_or_create(name=name)[0]
+
+
+def make_staff(
+    username: str = "staff",
+    password: str = STAFF_PASSWORD,
+    *,
+    superuser: bool = False,
+    teams: tuple[str, ...] = (LAB_TEAM,),
+) -> Any:
+    """A staff account in ``teams`` (``superuser``: one that sees and changes every campaign,
+    and everything in the admin)."""
     from django.contrib.auth import get_user_model
 
-    return get_user_model().objects.create_user(username, password=password, is_staff=True, is_superuser=superuser)
+    user = get_user_model().objects.create_user(username, password=password, is_staff=True, is_superuser=superuser)
+    user.groups.add(*(make_team(name) for name in teams))
+    return user
 
 
 def make_campaign(**fields: Any) -> Campaign:
@@ -32,6 +52,8 @@ def make_campaign(**fields: Any) -> Campaign:
         "name": f"Campaign {number}",
         "exclude_median_seconds": None,
     }
+    if "team" not in fields:
+        defaults["team"] = make_team()
     return Campaign.objects.create(**{**defaults, **fields})
 
 

@@ -8,14 +8,13 @@ import random
 
 import numpy as np
 import pytest
-from django.contrib.auth import get_user_model
 from django.core.cache import cache
 from django.test import Client
 
 from scoring.analysis.disagreements import closeness_ranks, worst_disagreements
 from scoring.models import Score
 from scoring.reports.service import shared_cache
-from tests.builders import make_scored_campaign
+from tests.builders import make_scored_campaign, make_staff
 
 
 def counted_rank(scores: list[float | None], index: int, higher_is_closer: bool) -> float:
@@ -74,7 +73,7 @@ def test_the_dashboard_data_names_the_pair_of_every_point_and_the_worst_pairs(cl
     cache.clear()
     shared_cache().clear()
     built = make_scored_campaign(slug="linked", name="Linked")
-    staff = get_user_model().objects.create_user("staff", password="pw-for-tests", is_staff=True)
+    staff = make_staff()
     client.force_login(staff)
     report = client.get("/staff/dashboard/data/", {"campaign": "linked"}).json()
     by_id = {pair.pk: pair for pair in built.pairs}

@@ -46,6 +46,7 @@ def test_list_is_paginated_with_counts(staff_api, settings):
         "volunteers": 2,
         "judgements": 4,
         "volunteer_link": "https://paraeval.example/c/newer/",
+        "team": "Lab",
     }
     assert body["results"][1]["pairs"] == 0 and body["results"][1]["id"] == older.pk
 

@@ -59,6 +59,7 @@ def test_settings_clone_and_definition_round_trip(
     assert browser.find_element(By.CSS_SELECTOR, '[data-count="pairs"]').text == "0"
     clone = Campaign.objects.get(slug="study-again")
     assert (clone.quota, clone.judges_per_pair, clone.check_every, clone.volunteers.count()) == (25, 3, 10, 0)
+    assert clone.team is not None and clone.team.name == "Lab"  # a clone stays in its campaign's team
 
     # The definition file, as the download link serves it, read back as a new campaign.
     href = browser.find_element(By.ID, "definition-download-pairs").get_attribute("href")
@@ -77,6 +78,7 @@ def test_settings_clone_and_definition_round_trip(
     assert browser.find_element(By.ID, "definition-loaded").text == (
         f"Created from a definition written by ParaEval {paraeval.__version__}: 3 pairs imported."
     )
+    assert Campaign.objects.get(slug="elsewhere").team.name == "Lab"  # the one team, chosen by default
     fields = ("is_training", "is_check", "source", "hypothesis", "expected_label", "training_position")
     assert list(Pair.objects.filter(campaign__slug="elsewhere").order_by("id").values_list(*fields)) == list(
         Pair.objects.filter(campaign=clone).order_by("id").values_list(*fields)

@@ -205,6 +205,7 @@ def test_the_demo_campaign_fills_in_as_scores_arrive(browser_factory, live_serve
     from tests.builders import make_metric_config, make_score
 
     call_command("load_demo", stdout=io.StringIO())
+    call_command("team", "Lab", "--campaign", "demo", stdout=io.StringIO())  # the staff account's team
     staff = browser_factory()
     staff.set_window_size(1400, 1000)
     log_in_as_staff(staff, live_server)
@@ -247,6 +248,7 @@ def test_meta_evaluation_sections_render_with_the_demo(browser_factory, live_ser
     from tests.builders import make_metric_config, make_score
 
     call_command("load_demo", stdout=io.StringIO())
+    call_command("team", "Lab", "--campaign", "demo", stdout=io.StringIO())  # the staff account's team
     lev = make_metric_config("lev", label="LEV")
     length = make_metric_config("bleu", label="Length ratio")
     for pair in Pair.objects.filter(campaign__slug="demo", is_training=False):

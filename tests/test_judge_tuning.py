@@ -14,7 +14,6 @@ from pathlib import Path
 
 import numpy as np
 import pytest
-from django.contrib.auth import get_user_model
 from django.core.management import CommandError, call_command
 from django.test import Client
 from django.urls import reverse
@@ -30,7 +29,7 @@ from scoring.metrics.tuning_options import LabelledPair, TuningError, TuningOpti
 from scoring.models import MetricConfig, TunedJudge
 from scoring.pipeline import configs
 from scoring.tuning import service as judge_tuning
-from tests.builders import make_campaign, make_judgement, make_pair, make_volunteer
+from tests.builders import make_campaign, make_judgement, make_pair, make_staff, make_volunteer
 from tests.judge_models import write_bundle
 
 # --- Pure pieces: checked against sklearn and by construction ----------------------------------
@@ -362,7 +361,7 @@ def test_the_dashboard_says_a_judge_tuned_on_the_campaign_is_cross_fitted(tuned_
         progress={"adapter": "fold-1", "adapter_index": 2, "adapters": 6, "step": 4, "steps": 9}
         | {"validation_auc": 0.8125},
     )
-    staff = get_user_model().objects.create_user("staff", password="pw-for-tests", is_staff=True)
+    staff = make_staff()
     client = Client()
     client.force_login(staff)
     page = client.get(reverse("staff:dashboard"), {"campaign": campaign.slug}).content.decode()

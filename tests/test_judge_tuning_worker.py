@@ -17,7 +17,6 @@ from pathlib import Path
 
 import pytest
 import redis
-from django.contrib.auth import get_user_model
 from django.core.management import call_command
 from django.test import Client
 from django.urls import reverse
@@ -27,7 +26,7 @@ from scoring.metrics import tuned
 from scoring.metrics.judges import parse_models
 from scoring.metrics.parapluie import ParaPluie
 from scoring.models import MetricConfig, Score, TunedJudge
-from tests.builders import make_campaign, make_pair
+from tests.builders import make_campaign, make_pair, make_staff
 from tests.judge_models import save_tiny_mistral
 from tests.workers_support import (
     WorkerProcess,
@@ -164,7 +163,7 @@ def test_a_tuning_on_a_worker_gives_an_adapter_a_configuration_and_cross_fitted_
         assert stored[pair.pk] == pytest.approx(by_adapter["full"][pair.pk], abs=1e-5)
 
     # The dashboard says so.
-    staff = get_user_model().objects.create_user("staff", password="pw-for-tests", is_staff=True)
+    staff = make_staff()
     client = Client()
     client.force_login(staff)
     page = client.get(reverse("staff:dashboard"), {"campaign": campaign.slug}).content.decode()

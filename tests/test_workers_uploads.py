@@ -26,7 +26,7 @@ from django.core.files.uploadedfile import SimpleUploadedFile
 from django.test import Client
 from annotate.models import Campaign, PairUpload
 Campaign.objects.create(slug="embedded", name="Embedded")
-staff = get_user_model().objects.create_user("staff", password="x", is_staff=True)
+staff = get_user_model().objects.create_user("staff", password="x", is_staff=True, is_superuser=True)
 client = Client()
 client.force_login(staff)
 content = "id,source,hypothesis,system\\n" + "".join(f"p{i},A cat {i}.,A feline {i}.,sys{i % 2}\\n" for i in range(50))

@@ -51,7 +51,7 @@ metrics, unavailable = configs.build_enabled()
 hashes = [metric.config_hash for metric in metrics]
 result = dispatch.queue_missing([pair.pk for pair in pairs])
 
-staff = get_user_model().objects.create_user("staff", password="x", is_staff=True)
+staff = get_user_model().objects.create_user("staff", password="x", is_staff=True, is_superuser=True)
 client = Client()
 client.force_login(staff)
 status = client.get("/staff/status.json").status_code

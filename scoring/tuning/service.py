@@ -30,6 +30,7 @@ from typing import Any
 
 from django.conf import settings
 from django.db import transaction
+from django.db.models import Q, QuerySet
 
 from annotate.models import Campaign, Pair
 from scoring.metrics import tuned
@@ -292,10 +293,16 @@ class TuningLine:
     queue: str
 
 
-def tuning_lines(limit: int = 50) -> list[TuningLine]:
-    """The latest tunings, newest first, with where each one is (one query)."""
+def tuning_lines(visible: QuerySet[Campaign] | None = None, limit: int = 50) -> list[TuningLine]:
+    """The latest tunings, newest first, with where each one is (one query).
+
+    With ``visible``, only tunings of those campaigns (a staff member's teams') and those of no campaign.
+    """
+    rows = TunedJudge.objects.select_related("campaign")
+    if visible is not None:
+        rows = rows.filter(Q(campaign__isnull=True) | Q(campaign__in=visible))
     lines = []
-    for row in TunedJudge.objects.select_related("campaign")[:limit]:
+    for row in rows[:limit]:
         progress = row.progress or {}
         where = ""
         if row.status == TunedJudge.Status.RUNNING and progress.get("steps"):

@@ -13,6 +13,7 @@ from django.views.decorators.cache import never_cache
 from django.views.decorators.http import require_http_methods
 
 from annotate.models import Campaign
+from annotate.teams import campaigns_for
 from scoring.generation import candidates as generation
 from scoring.metrics.judges import configured_models
 from scoring.score_import import ScoreFileMetric, ScoreImportError, import_scores, parse_options
@@ -49,6 +50,7 @@ class ScoreImportForm(forms.Form):
 def score_import(request: HttpRequest) -> HttpResponse:
     """``/staff/scores/import/``: a file of precomputed scores becomes a metric configuration."""
     form = ScoreImportForm(request.POST or None, request.FILES or None)
+    form.fields["campaign"].queryset = campaigns_for(request.user).order_by("slug")  # type: ignore[attr-defined]
     context: dict[str, object] = {"form": form}
     status = 200
     if request.method == "POST" and form.is_valid():
@@ -110,6 +112,7 @@ class GenerateForm(forms.Form):
 def generate(request: HttpRequest) -> HttpResponse:
     """``/staff/generate/``: queue candidate generation on the models' worker queues."""
     form = GenerateForm(request.POST or None, request.FILES or None)
+    form.fields["campaign"].queryset = campaigns_for(request.user).order_by("slug")  # type: ignore[attr-defined]
     context: dict[str, object] = {"form": form}
     status = 200
     if request.method == "POST" and form.is_valid():

@@ -12,13 +12,14 @@ from django.contrib.admin.views.decorators import staff_member_required
 from django.core.exceptions import ValidationError
 from django.core.validators import validate_slug
 from django.http import HttpRequest, HttpResponse, JsonResponse
-from django.shortcuts import get_object_or_404, redirect, render
+from django.shortcuts import redirect, render
 from django.urls import reverse
 from django.views.decorators.cache import never_cache
 from django.views.decorators.http import require_GET, require_http_methods, require_POST
 
 from annotate import definitions, progress
 from annotate.models import Campaign, Pair
+from annotate.teams import TeamError, campaign_or_404, team_for_new_campaign
 from paraeval.textcheck import loads_bounded
 from staff.forms import CampaignSettingsForm
 from staff.hub import public_campaign, volunteer_link
@@ -54,8 +55,8 @@ def _page(request: HttpRequest, form: CampaignSettingsForm, campaign: Campaign |
 @require_http_methods(["GET", "HEAD", "POST"])
 def settings_page(request: HttpRequest, slug: str) -> HttpResponse:
     """One form for the campaign's settings; clone and definition file below it."""
-    campaign = get_object_or_404(Campaign, slug=slug)
-    form = CampaignSettingsForm(request.POST or None, instance=campaign)
+    campaign = campaign_or_404(request.user, slug)
+    form = CampaignSettingsForm(request.POST or None, instance=campaign, user=request.user)
     if request.method == "POST" and form.is_valid():
         form.save()
         return redirect(f"{request.path}?saved=1")
@@ -67,7 +68,7 @@ def settings_page(request: HttpRequest, slug: str) -> HttpResponse:
 @require_http_methods(["GET", "HEAD", "POST"])
 def new_campaign(request: HttpRequest) -> HttpResponse:
     """The same form for a new campaign; then its pairs are uploaded."""
-    form = CampaignSettingsForm(request.POST or None)
+    form = CampaignSettingsForm(request.POST or None, user=request.user)
     if request.method == "POST" and form.is_valid():
         campaign = form.save()
         return redirect("staff:upload", slug=campaign.slug)
@@ -88,7 +89,7 @@ def _new_slug_problems(slug: str) -> list[str]:
 @require_POST
 def clone(request: HttpRequest, slug: str) -> HttpResponse:
     """A new campaign with this one's settings, training and check pairs (and, if asked, its pairs)."""
-    campaign = get_object_or_404(Campaign, slug=slug)
+    campaign = campaign_or_404(request.user, slug)
     new_slug = request.POST.get("slug", "").strip()
     problems = _new_slug_problems(new_slug)
     if not problems:
@@ -102,8 +103,10 @@ def clone(request: HttpRequest, slug: str) -> HttpResponse:
         except definitions.DefinitionError as error:
             problems = error.problems
         else:
+            Campaign.objects.filter(pk=loaded.campaign.pk).update(team=campaign.team)  # the clone stays in the team
             return redirect(f"/staff/campaigns/{loaded.campaign.slug}/settings/?cloned={campaign.slug}")
-    return _page(request, CampaignSettingsForm(instance=campaign), campaign, clone_problems=problems)
+    form = CampaignSettingsForm(instance=campaign, user=request.user)
+    return _page(request, form, campaign, clone_problems=problems)
 
 
 @never_cache
@@ -111,7 +114,7 @@ def clone(request: HttpRequest, slug: str) -> HttpResponse:
 @require_GET
 def definition_file(request: HttpRequest, slug: str) -> JsonResponse:
     """The campaign's definition as a JSON file (``?pairs=1``: every pair, not only training and checks)."""
-    campaign = get_object_or_404(Campaign, slug=slug)
+    campaign = campaign_or_404(request.user, slug)
     data = definitions.definition(campaign, include_pairs=request.GET.get("pairs") == "1")
     response = JsonResponse(data, json_dumps_params={"ensure_ascii": False, "indent": 1})
     response["Content-Disposition"] = f'attachment; filename="{campaign.slug}-definition.json"'
@@ -125,6 +128,10 @@ def import_definition(request: HttpRequest) -> HttpResponse:
     upload = request.FILES.get("definition")
     slug = request.POST.get("slug", "").strip()
     problems = _new_slug_problems(slug)
+    try:
+        team = team_for_new_campaign(request.user, request.POST.get("team") or None)
+    except TeamError as error:
+        problems.append(str(error))
     if upload is None:
         problems.insert(0, "choose a definition file")
     elif upload.size is not None and upload.size > MAX_DEFINITION_BYTES:
@@ -142,8 +149,9 @@ def import_definition(request: HttpRequest) -> HttpResponse:
             except definitions.DefinitionError as error:
                 problems = error.problems
             else:
+                Campaign.objects.filter(pk=loaded.campaign.pk).update(team=team)
                 return redirect(
                     f"/staff/campaigns/{loaded.campaign.slug}/settings/?imported={loaded.pairs}"
                     f"&written_by={loaded.written_by}"
                 )
-    return _page(request, CampaignSettingsForm(), None, definition_problems=problems)
+    return _page(request, CampaignSettingsForm(user=request.user), None, definition_problems=problems)

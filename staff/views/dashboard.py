@@ -25,6 +25,7 @@ from django.views.decorators.http import require_GET
 from annotate.exports.links import export_links
 from annotate.labels import ENGLISH_LEVEL_ORDER
 from annotate.models import Campaign, campaign_label
+from annotate.teams import campaigns_for
 from scoring.reports import dataset
 from scoring.reports.service import FilterError, campaign_report, report_etag, report_etag_of
 from scoring.tuning import service as judge_tuning
@@ -75,9 +76,9 @@ class DashboardFilterForm(forms.Form):
         }
 
 
-def _campaign(slug: str | None) -> Campaign | None:
-    """The campaign asked for, else the demo campaign, else the newest one."""
-    campaigns = Campaign.objects.all()
+def _campaign(user: Any, slug: str | None) -> Campaign | None:
+    """The campaign asked for, else the demo campaign, else the newest one (of those ``user`` sees)."""
+    campaigns = campaigns_for(user)
     if slug:
         return campaigns.filter(slug=slug).first()
     preferred = campaigns.filter(slug=getattr(settings, "PARAEVAL_DEMO_CAMPAIGN", "demo")).first()
@@ -92,11 +93,11 @@ def dashboard(request: HttpRequest) -> HttpResponse:
     form = DashboardFilterForm(request.GET)
     form.is_valid()  # the page shows what it can; the JSON endpoint reports bad filters
     slug = form.cleaned_data.get("campaign") if hasattr(form, "cleaned_data") else None
-    campaign = _campaign(slug)
+    campaign = _campaign(request.user, slug)
     context: dict[str, Any] = {
         "campaigns": [
             (slug, campaign_label(name, slug))
-            for slug, name in Campaign.objects.order_by("name", "slug").values_list("slug", "name")
+            for slug, name in campaigns_for(request.user).order_by("name", "slug").values_list("slug", "name")
         ],
         "campaign": campaign,
         "missing_slug": slug if slug and campaign is None else None,
@@ -151,7 +152,7 @@ def dashboard_data(request: HttpRequest) -> HttpResponse:
     form = DashboardFilterForm(request.GET)
     if not form.is_valid():
         return JsonResponse({"error": "Invalid filters.", "fields": form.errors.get_json_data()}, status=400)
-    campaign = _campaign(form.cleaned_data.get("campaign"))
+    campaign = _campaign(user, form.cleaned_data.get("campaign"))
     if campaign is None:
         return JsonResponse({"error": f"No campaign {form.cleaned_data.get('campaign')!r}."}, status=404)
     arguments = form.report_arguments()

@@ -5,19 +5,18 @@ from __future__ import annotations
 from django.contrib.admin.views.decorators import staff_member_required
 from django.http import HttpRequest, HttpResponseBadRequest
 from django.http.response import HttpResponseBase
-from django.shortcuts import get_object_or_404
 from django.views.decorators.http import require_GET
 
 from annotate.exports.http import export_response
 from annotate.exports.service import ExportOptionError, build_export, parse_export_options
-from annotate.models import Campaign
+from annotate.teams import campaign_or_404
 
 
 @staff_member_required
 @require_GET
 def campaign_export(request: HttpRequest, slug: str) -> HttpResponseBase:
     """``/staff/export/<slug>/?level=pairs|judgements&format=csv|jsonl``, streamed."""
-    campaign = get_object_or_404(Campaign, slug=slug)
+    campaign = campaign_or_404(request.user, slug)
     try:
         level, format = parse_export_options(request.GET)
     except ExportOptionError as error:

@@ -10,7 +10,8 @@ from django.shortcuts import get_object_or_404, render
 from django.views.decorators.cache import never_cache
 from django.views.decorators.http import require_GET
 
-from annotate.models import Campaign, Pair
+from annotate.models import Pair
+from annotate.teams import campaign_or_404, visible_to
 from scoring import pair_pages
 from scoring.models import MetricConfig
 
@@ -20,7 +21,9 @@ from scoring.models import MetricConfig
 @require_GET
 def pair_page(request: HttpRequest, slug: str, pair_id: int) -> HttpResponse:
     """Both sentences, every judgement and score, the gold label."""
-    pair = get_object_or_404(Pair.objects.select_related("campaign"), pk=pair_id, campaign__slug=slug)
+    pair = get_object_or_404(
+        visible_to(Pair.objects.select_related("campaign"), request.user), pk=pair_id, campaign__slug=slug
+    )
     detail = pair_pages.pair_detail(pair)
     return render(request, "staff/pair.html", {"campaign": pair.campaign, "detail": detail, "pair": pair})
 
@@ -30,7 +33,7 @@ def pair_page(request: HttpRequest, slug: str, pair_id: int) -> HttpResponse:
 @require_GET
 def pair_list(request: HttpRequest, slug: str) -> HttpResponse:
     """The campaign's pairs, searched by text or id, origin and system, 50 a page."""
-    campaign = get_object_or_404(Campaign, slug=slug)
+    campaign = campaign_or_404(request.user, slug)
     query = request.GET.get("q", "")[:200]
     origin = request.GET.get("origin", "")[:100]
     system = request.GET.get("system", "")[:100]

@@ -23,7 +23,11 @@ def _is_staff(request: HttpRequest) -> bool:
 
 
 def _staff_hub(request: HttpRequest) -> HttpResponse:
-    context = {"campaigns": hub.campaign_entries(), "pages": hub.staff_pages(), "full_slugs": hub.full_campaigns()}
+    context = {
+        "campaigns": hub.campaign_entries(request.user),
+        "pages": hub.staff_pages(),
+        "full_slugs": hub.full_campaigns(),
+    }
     return render(request, "staff/home.html", context)
 
 
@@ -49,7 +53,7 @@ def staff_home(request: HttpRequest) -> HttpResponse:
 @require_GET
 def exports(request: HttpRequest) -> HttpResponse:
     """``/staff/export/``: every campaign's downloads (pairs and judgements, CSV and JSONL)."""
-    return render(request, "staff/exports.html", {"campaigns": hub.campaign_entries()})
+    return render(request, "staff/exports.html", {"campaigns": hub.campaign_entries(request.user)})
 
 
 @staff_member_required

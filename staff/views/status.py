@@ -7,6 +7,7 @@ from django.http import HttpRequest, HttpResponse, JsonResponse
 from django.shortcuts import render
 from django.views.decorators.cache import never_cache
 
+from scoring.access import status_for
 from scoring.pipeline import status as scoring_status
 
 # Seconds between two polls of the JSON variant by the page.
@@ -17,7 +18,7 @@ REFRESH_SECONDS = 5
 @staff_member_required
 def status_page(request: HttpRequest) -> HttpResponse:
     """Queues, workers, scores per metric configuration and throughput; refreshes itself."""
-    report = scoring_status.collect()
+    report = status_for(scoring_status.collect(), request.user)
     return render(request, "scoring/status.html", {"report": report, "refresh_seconds": REFRESH_SECONDS})
 
 
@@ -25,4 +26,4 @@ def status_page(request: HttpRequest) -> HttpResponse:
 @staff_member_required
 def status_json(request: HttpRequest) -> JsonResponse:
     """The same report as JSON (what the page polls)."""
-    return JsonResponse(scoring_status.as_json(scoring_status.collect()))
+    return JsonResponse(scoring_status.as_json(status_for(scoring_status.collect(), request.user)))

@@ -15,12 +15,13 @@ from django import forms
 from django.contrib.admin.views.decorators import staff_member_required
 from django.db import transaction
 from django.http import HttpRequest, HttpResponse
-from django.shortcuts import get_object_or_404, redirect, render
+from django.shortcuts import redirect, render
 from django.urls import reverse
 from django.views.decorators.cache import never_cache
 from django.views.decorators.http import require_http_methods
 
 from annotate.models import Campaign, CorpusObjective
+from annotate.teams import campaign_or_404, campaigns_for
 from scoring.metrics.judges import configured_models
 from scoring.metrics.templates import TemplateError, TemplateKind, load_templates
 from scoring.reports.paraphrasus import ObjectiveError, campaign_origins, objectives, set_objectives
@@ -66,8 +67,10 @@ class TuningForm(forms.Form):
         help_text="A judge tuned on other data from the same base model (never on this campaign's pairs).",
     )
 
-    def __init__(self, *args: Any, **kwargs: Any) -> None:
+    def __init__(self, *args: Any, user: Any, **kwargs: Any) -> None:
         super().__init__(*args, **kwargs)
+        # Only the campaigns of the user's teams can be chosen (another team's is "not a valid choice").
+        self.fields["campaign"].queryset = campaigns_for(user).order_by("name", "slug")  # type: ignore[attr-defined]
         judges = configured_models()
         base = [judge for judge in judges if judge.tuned_from is None]
         tuned = [judge for judge in judges if judge.tuned_from is not None]
@@ -94,7 +97,7 @@ class TuningForm(forms.Form):
 @require_http_methods(["GET", "HEAD", "POST"])
 def tune_judge(request: HttpRequest) -> HttpResponse:
     """``/staff/tuning/``: queue a tuning on the judge's worker; the tunings and where each one is."""
-    form = TuningForm(request.POST or None, initial={"campaign": request.GET.get("campaign")})
+    form = TuningForm(request.POST or None, initial={"campaign": request.GET.get("campaign")}, user=request.user)
     error = ""
     status = 200
     if request.method == "POST":
@@ -122,7 +125,7 @@ def tune_judge(request: HttpRequest) -> HttpResponse:
                 query = urlencode({"campaign": data["campaign"].slug, "queued": row.pk})
                 return redirect(f"{reverse('staff:tuning')}?{query}")
         status = 400
-    lines = judge_tuning.tuning_lines()
+    lines = judge_tuning.tuning_lines(campaigns_for(request.user))
     queued = next((line for line in lines if str(line.pk) == request.GET.get("queued")), None)
     context = {"form": form, "error": error, "tunings": lines, "queued": queued}
     return render(request, "staff/tuning.html", context, status=status)
@@ -138,7 +141,7 @@ OBJECTIVE_CHOICES = [("", "no objective (left out)")] + [
 @require_http_methods(["GET", "HEAD", "POST"])
 def corpus_objectives(request: HttpRequest, slug: str) -> HttpResponse:
     """``/staff/campaigns/<slug>/objectives/``: the PARAPHRASUS objective of each corpus (origin)."""
-    campaign = get_object_or_404(Campaign, slug=slug)
+    campaign = campaign_or_404(request.user, slug)
     origins = campaign_origins(campaign)
     error = ""
     status = 200

@@ -22,6 +22,7 @@ from django.views.decorators.http import require_GET, require_http_methods, requ
 
 from annotate import uploads
 from annotate.models import Campaign, PairUpload
+from annotate.teams import campaign_or_404, visible_to
 
 RUNNING_STATES = ("check_queued", "import_queued")
 
@@ -85,7 +86,7 @@ def _too_large() -> str:
 @require_http_methods(["GET", "HEAD", "POST"])
 def upload(request: HttpRequest, slug: str) -> HttpResponse:
     """The upload form (GET) and the upload itself (POST), which leads to the preview."""
-    campaign = get_object_or_404(Campaign, slug=slug)
+    campaign = campaign_or_404(request.user, slug)
     if request.method == "POST":
         # Before anything reads the body: every file goes to disk, however small.
         request.upload_handlers = [DiskUploadHandler(request)]
@@ -135,8 +136,9 @@ def _receive(request: HttpRequest, campaign: Campaign) -> HttpResponse:
     return redirect("staff:upload-detail", slug=campaign.slug, upload_id=job.pk)
 
 
-def _upload(slug: str, upload_id: int) -> PairUpload:
-    return get_object_or_404(PairUpload.objects.select_related("campaign"), pk=upload_id, campaign__slug=slug)
+def _upload(request: HttpRequest, slug: str, upload_id: int) -> PairUpload:
+    uploads_seen = visible_to(PairUpload.objects.select_related("campaign"), request.user)
+    return get_object_or_404(uploads_seen, pk=upload_id, campaign__slug=slug)
 
 
 @never_cache
@@ -144,7 +146,7 @@ def _upload(slug: str, upload_id: int) -> PairUpload:
 @require_http_methods(["GET", "HEAD", "POST"])
 def detail(request: HttpRequest, slug: str, upload_id: int) -> HttpResponse:
     """The preview with its mapping (POST saves a new mapping), the dry run, the import, the summary."""
-    job = _upload(slug, upload_id)
+    job = _upload(request, slug, upload_id)
     errors: list[str] = []
     if request.method == "POST":
         if job.state in RUNNING_STATES or job.state in ("imported", "discarded"):
@@ -193,7 +195,7 @@ def detail(request: HttpRequest, slug: str, upload_id: int) -> HttpResponse:
 @require_POST
 def start(request: HttpRequest, slug: str, upload_id: int, mode: str) -> HttpResponse:
     """Queue the dry run (``check``) or the import (``import``) of an upload."""
-    job = _upload(slug, upload_id)
+    job = _upload(request, slug, upload_id)
     if mode not in (uploads.CHECK, uploads.IMPORT, "discard"):
         return HttpResponseBadRequest(f"Unknown action {mode!r}: check, import or discard.")
     if job.state in RUNNING_STATES:
@@ -212,7 +214,7 @@ def start(request: HttpRequest, slug: str, upload_id: int, mode: str) -> HttpRes
 @require_GET
 def status(request: HttpRequest, slug: str, upload_id: int) -> JsonResponse:
     """The upload's state and progress, polled by its page."""
-    job = _upload(slug, upload_id)
+    job = _upload(request, slug, upload_id)
     progress = uploads.read_progress(job)
     return JsonResponse(
         {

@@ -7,13 +7,14 @@ from __future__ import annotations
 
 from django.contrib.admin.views.decorators import staff_member_required
 from django.http import HttpRequest, HttpResponse, HttpResponseBadRequest, StreamingHttpResponse
-from django.shortcuts import get_object_or_404, redirect, render
+from django.shortcuts import redirect, render
 from django.views.decorators.cache import never_cache
 from django.views.decorators.http import require_GET, require_http_methods
 
 from annotate import allocation, participants, quality
-from annotate.models import Campaign, Volunteer
+from annotate.models import Volunteer
 from annotate.signals import announce_exclusions_changed
+from annotate.teams import campaign_or_404
 from paraeval.textcheck import InvalidText, first_invalid
 
 OVERRIDES = {"", "include", "exclude"}
@@ -29,7 +30,7 @@ def _refuse(reason: str) -> HttpResponseBadRequest:
 @require_http_methods(["GET", "HEAD", "POST"])
 def volunteers(request: HttpRequest, slug: str) -> HttpResponse:
     """Every volunteer's evidence, the rule's verdict, and a form to override it."""
-    campaign = get_object_or_404(Campaign, slug=slug)
+    campaign = campaign_or_404(request.user, slug)
     if request.method == "POST":
         override = request.POST.get("override", "")
         if override not in OVERRIDES:
@@ -65,7 +66,7 @@ def volunteers(request: HttpRequest, slug: str) -> HttpResponse:
 @require_GET
 def participants_csv(request: HttpRequest, slug: str) -> StreamingHttpResponse:
     """The participants with their status, for approving payments on the platform."""
-    campaign = get_object_or_404(Campaign, slug=slug)
+    campaign = campaign_or_404(request.user, slug)
     response = StreamingHttpResponse(participants.csv_lines(campaign), content_type="text/csv; charset=utf-8")
     response["Content-Disposition"] = f'attachment; filename="{campaign.slug}-participants.csv"'
     return response
