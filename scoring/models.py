@@ -80,6 +80,9 @@ class WorkerHeartbeat(models.Model):
     pid = models.PositiveIntegerField(null=True, blank=True)
     started_at = models.DateTimeField(default=timezone.now)
     last_seen = models.DateTimeField(default=timezone.now)
+    # The task it runs now ("" when idle): a page that waits says what it waits behind.
+    doing = models.CharField(max_length=200, blank=True, default="")
+    doing_since = models.DateTimeField(null=True, blank=True)
 
     class Meta:
         ordering = ["hostname"]

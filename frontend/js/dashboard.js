@@ -179,7 +179,7 @@
     document.getElementById("version").textContent = data.version;
     const b = data.bootstrap;
     document.getElementById("bootstrap-info").textContent = b.resamples ? b.resamples + " resamples, seed " + b.seed : "intervals off";
-    // The intervals come from the cpu queue after the first paint: say so until they are in.
+    // The intervals come from the interactive queue after the first paint: say so until they are in.
     const waiting = b.state === "computing" || b.state === "unavailable";
     const status = document.getElementById("intervals-status");
     status.hidden = !waiting;
