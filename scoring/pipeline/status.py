@@ -321,21 +321,26 @@ class QueueWait:
     def message(self) -> str:
         """One sentence for the page that waits: never "no worker" while one consumes the queue."""
         if not self.workers:
-            return (
-                f"No worker consumes the {self.queue} queue: start one with scripts/worker.sh --{self.queue} "
-                "(scripts/run.sh starts one; with Docker, the interactive-worker service)."
-            )
+            if self.queue == broker.INTERACTIVE_QUEUE:
+                start = (
+                    "scripts/worker.sh --interactive "
+                    "(scripts/run.sh starts one; with Docker, the interactive-worker service)"
+                )
+            else:
+                start = f"scripts/worker.sh --queues {self.queue} (scripts/run.sh starts one on every scoring queue)"
+            return f"No worker consumes the {self.queue} queue: start one with {start}."
         if self.waiting is None:
             ahead = "the broker could not be asked how many tasks wait"
         else:
             ahead = f"{self.waiting} task{'s' if self.waiting != 1 else ''} waiting on the {self.queue} queue"
+            ahead += " (this one included)" if self.waiting else ""
         doing = "; ".join(
             f"{worker.hostname} is running {worker.doing} since {worker.since.astimezone(UTC):%H:%M:%S} UTC"
             if worker.doing and worker.since
             else f"{worker.hostname} is idle"
             for worker in self.workers
         )
-        return f"Queued: {ahead} (this one included); {doing}."
+        return f"Queued: {ahead}; {doing}."
 
 
 def queue_wait(queue: str = broker.INTERACTIVE_QUEUE, now: datetime | None = None) -> QueueWait:

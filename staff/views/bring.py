@@ -15,6 +15,8 @@ from django.views.decorators.http import require_http_methods
 from annotate.models import Campaign
 from scoring.generation import candidates as generation
 from scoring.metrics.judges import configured_models
+from scoring.models import GenerationRun
+from scoring.pipeline.status import queue_wait
 from scoring.score_import import MAX_PROBLEMS, ScoreFileMetric, ScoreImportError, import_scores, parse_options
 
 
@@ -143,4 +145,20 @@ def generate(request: HttpRequest) -> HttpResponse:
             }
     elif request.method == "POST":
         status = 400
+    context["runs"] = _runs_with_waits()
     return render(request, "scoring/generate.html", context, status=status)
+
+
+def _runs_with_waits() -> list[tuple[GenerationRun, str]]:
+    """The latest runs, each queued one with what it waits behind on its model queues."""
+    waits: dict[str, str] = {}
+    rows = []
+    for run in generation.recent_runs():
+        said = ""
+        if run.state == "queued":
+            for queue in run.queues.split(","):
+                if queue not in waits:
+                    waits[queue] = queue_wait(queue).message
+            said = " ".join(waits[queue] for queue in run.queues.split(","))
+        rows.append((run, said))
+    return rows
