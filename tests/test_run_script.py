@@ -106,9 +106,10 @@ def test_run_script_serves_the_demo_campaign_scores_it_and_stops_on_ctrl_c(tmp_p
 
         # The scoring worker runs on the CPU time the pages leave (SCHED_IDLE, children included);
         # the interactive worker beside it at normal priority, so scoring never starves it.
-        celery = [line for line in processes_mentioning(str(data)) if "celery" in line]
-        scoring = [int(line.split()[0]) for line in celery if "scoring-" in line]
-        interactive = [int(line.split()[0]) for line in celery if "interactive-" in line]
+        # Named after run.sh's own pid: <role>-<pid>@<host>.
+        scoring = [int(line.split()[0]) for line in processes_mentioning(f"--hostname scoring-{run.pid}@")]
+        interactive = [int(line.split()[0]) for line in processes_mentioning(f"--hostname interactive-{run.pid}@")]
+        celery = scoring + interactive
         assert len(scoring) >= 2 and len(interactive) >= 2, f"each worker and its pool process: {celery}"
         assert {os.sched_getscheduler(pid) for pid in scoring} == {os.SCHED_IDLE}
         assert {os.sched_getscheduler(pid) for pid in interactive} == {os.SCHED_OTHER}
@@ -128,7 +129,11 @@ def test_run_script_serves_the_demo_campaign_scores_it_and_stops_on_ctrl_c(tmp_p
         os.killpg(run.pid, signal.SIGINT)  # Ctrl+C in the terminal
         run.wait(timeout=60)
         assert "[run] stopping the server and the workers" in output_path.read_text()
-        wait_for(lambda: not processes_mentioning(str(data)), timeout=30, what="the server and worker to exit")
+        wait_for(
+            lambda: not (processes_mentioning(str(data)) or processes_mentioning(f"-{run.pid}@")),
+            timeout=30,
+            what="the server and workers to exit",
+        )
     finally:
         if run.poll() is None:
             os.killpg(run.pid, signal.SIGKILL)
