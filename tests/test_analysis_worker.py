@@ -37,7 +37,8 @@ def test_intervals_and_meta_evaluation_come_from_the_cpu_worker(tmp_path: Path, 
         meta_url = "/api/campaigns/worked/meta-evaluation/?resamples=200"
         waiting = staff_api.get(meta_url)
         assert waiting.status_code == 202
-        assert waiting.json()["message"].startswith("The paired comparisons: waiting for an interactive worker, queued at ")
+        said = waiting.json()["message"]
+        assert said.startswith("The paired comparisons: waiting for an interactive worker, queued at ")
         env = worker_env(DATABASE_URL=shared_database_url(), PARAEVAL_DATA_DIR=str(data))
         env.pop("REDIS_URL", None)
         worker = WorkerProcess(env, tmp_path, name="analyses", queues="interactive").start()

@@ -80,7 +80,8 @@ def test_a_lost_meta_evaluation_is_queued_again_on_a_later_poll(staff_api, queue
     assert again.json()["wait"] == {"phase": "queued", "attempt": 2}
     staff_api.get(url)
     queued = messages_in(queue_dir)
-    assert [(queue, task) for queue, task, _ in queued] == [("interactive", "scoring.analysis_tasks.compute_meta_evaluation")]
+    meta = "scoring.analysis_tasks.compute_meta_evaluation"
+    assert [(queue, task) for queue, task, _ in queued] == [("interactive", meta)]
     # The worker takes the second message: the page gets its result.
     (kwargs,) = lose(queue_dir)
     assert compute_meta_evaluation(**kwargs) == first["version"]
@@ -107,8 +108,8 @@ def test_a_worker_that_died_running_it_is_replaced_and_the_page_says_so(staff_ap
     clock[0] += 2  # 901 s after it started
     again = staff_api.get(url).json()
     assert re.fullmatch(
-        rf"The paired comparisons: waiting for an interactive worker, queued at {CLOCK} \(queued again: the worker that "
-        rf"started it at 14:13:50 UTC did not finish within 15 min\); "
+        rf"The paired comparisons: waiting for an interactive worker, queued at {CLOCK} "
+        rf"\(queued again: the worker that started it at 14:13:50 UTC did not finish within 15 min\); "
         rf"queued again at {CLOCK} if no worker has started it\.",
         again["message"],
     )

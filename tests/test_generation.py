@@ -480,4 +480,4 @@ def test_the_generate_page_lists_its_runs_with_their_state(
     generation.note_task(run.pk, tasks_done=1, stored=2)
     done = row()
     assert '<tr data-state="done">' in done and "2 of 2" in done and ">10</td>" in done
-    assert "naive×smollm2[greedy,48tok]" in done
+    assert "naive\N{MULTIPLICATION SIGN}smollm2[greedy,48tok]" in done

@@ -48,7 +48,8 @@ client.force_login(get_user_model().objects.get(username="staff"))
 upload = PairUpload.objects.get()
 page = client.get(f"/staff/campaigns/embedded/upload/{upload.pk}/").content.decode()
 summary = "<li>Imported 50 pairs (csv).</li>" in page and "<li>Systems: sys0 (25), sys1 (25)</li>" in page
-print(json.dumps({"state": upload.state, "pairs": Pair.objects.filter(campaign=upload.campaign).count(), "summary": summary}))
+pairs = Pair.objects.filter(campaign=upload.campaign).count()
+print(json.dumps({"state": upload.state, "pairs": pairs, "summary": summary}))
 """
 
 
