@@ -417,6 +417,10 @@ def test_the_embedded_setup_generates_with_smollm2_on_its_worker_queue(tmp_path:
         assert (summary["generated"], summary["stored"] + summary["empty"]) == (2, 2)
         assert len(generated) == summary["stored"]
         assert {system for _, _, system in generated} <= {"naive\u00d7smollm2[greedy,8tok]"}
+        # The run the command recorded: its one task started and finished on the worker.
+        counters = "tasks, tasks_started, tasks_done, tasks_failed, stored"
+        run = query(database, f"SELECT {counters} FROM scoring_generationrun")
+        assert run == [(1, 1, 1, 0, summary["stored"])]
         ids = ",".join(str(pk) for pk, _, _ in generated) or "0"
         wait_for(
             lambda: (
