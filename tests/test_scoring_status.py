@@ -61,7 +61,14 @@ def test_the_status_reports_scores_workers_queues_and_throughput(enabled, staff_
     WorkerHeartbeat.objects.create(hostname="alive@node", queues="llm,cpu", pid=11, last_seen=now)
     WorkerHeartbeat.objects.create(hostname="gone@node", queues="cpu", pid=12, last_seen=now - timedelta(minutes=5))
     # The interactive worker beside it, under a name of its own (one row per worker process).
-    WorkerHeartbeat.objects.create(hostname="interactive-13@node", queues="interactive", pid=13, last_seen=now)
+    WorkerHeartbeat.objects.create(
+        hostname="interactive-13@node",
+        queues="interactive",
+        pid=13,
+        last_seen=now,
+        doing="annotate.tasks.run_upload",
+        doing_since=now,
+    )
     from scoring.pipeline import dispatch
 
     dispatch.queue_missing([pairs[3].pk])  # wer and test_picky for one pair: one message on cpu
@@ -87,6 +94,7 @@ def test_the_status_reports_scores_workers_queues_and_throughput(enabled, staff_
         ("gone@node", False),
         ("interactive-13@node", True),
     ]
+    assert [w["doing"] for w in data["workers"]] == ["", "", "annotate.tasks.run_upload"]
     by_label = {row["label"]: row for row in data["configurations"]}
     assert (by_label["lev"]["done"], by_label["lev"]["pending"], by_label["lev"]["failed"]) == (4, 0, 0)
     assert (by_label["wer"]["done"], by_label["wer"]["pending"]) == (0, 4)
@@ -103,6 +111,7 @@ def test_the_status_reports_scores_workers_queues_and_throughput(enabled, staff_
     page = staff_client.get(reverse("staff:status"))
     assert page.status_code == 200
     html = page.content.decode()
+    assert "<td>annotate.tasks.run_upload</td>" in html  # what the interactive worker runs now
     for text in ("alive@node", "silent", "lev[old] (not enabled)", "not_a_metric is enabled but cannot be built"):
         assert text in html
     assert reverse("staff:status-json") in html

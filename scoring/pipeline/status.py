@@ -51,6 +51,7 @@ class WorkerStatus:
     last_seen: datetime
     seconds_since: float
     alive: bool
+    doing: str = ""  # the task it runs now ("" when idle)
 
 
 @dataclass(frozen=True)
@@ -168,6 +169,7 @@ def _workers(now: datetime) -> list[WorkerStatus]:
                 last_seen=row.last_seen,
                 seconds_since=round(max(since, 0.0), 1),
                 alive=since <= alive_after,
+                doing=row.doing if since <= alive_after else "",
             )
         )
     return workers
