@@ -271,6 +271,9 @@ class Pair(models.Model):
                 condition=Q(is_training=False),
                 name="pair_shuffled_allocation_idx",
             ),
+            # Volunteer pages count and pick a campaign's check pairs (a handful among up to a
+            # million pairs): without it that count reads every pair of the campaign.
+            models.Index(fields=["campaign"], condition=Q(is_check=True), name="pair_campaign_checks_idx"),
         ]
 
     def __str__(self) -> str:

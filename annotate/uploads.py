@@ -540,7 +540,7 @@ def queue(upload: PairUpload, mode: str) -> None:
 def _send(upload_id: int, mode: str) -> None:
     from paraeval import broker
 
-    result = broker.send([broker.TaskMessage(UPLOAD_TASK, (upload_id, mode), "cpu")])
+    result = broker.send([broker.TaskMessage(UPLOAD_TASK, (upload_id, mode), broker.INTERACTIVE_QUEUE)])
     if result.not_sent:  # the broker is down: say so on the page rather than wait forever
         logger.warning("cannot queue upload %s: %s", upload_id, result.error)
         PairUpload.objects.filter(pk=upload_id).update(

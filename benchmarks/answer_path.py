@@ -82,6 +82,8 @@ def configure(data_dir: Path, database: str | None) -> None:
     else:
         os.environ.pop("DATABASE_URL", None)
     sys.path.insert(0, str(ROOT))
+    # WhiteNoise warns once per request handler when the collected static folder is missing.
+    (data_dir / "staticfiles").mkdir(parents=True, exist_ok=True)
 
 
 def create_database(url: str) -> None:

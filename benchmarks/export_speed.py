@@ -107,21 +107,27 @@ def naive_pair_export(campaign: Campaign, limit: int) -> int:
     """The reference: each pair's judgements and scores read with their own queries."""
     metrics = metric_columns(campaign)
     names = {m.config_id: m.name for m in metrics}
+    columns = pair_columns(metrics)
 
     def rows() -> Iterable[dict]:
         for pair in Pair.objects.filter(campaign=campaign, is_training=False).order_by("id")[:limit]:
             labels = list(pair.judgements.filter(is_training=False).values_list("label", flat=True))
             summary = verdict(labels)
-            row = {
+            # Every column of the streamed export starts empty: a column the export gains
+            # is never missing from the reference's rows.
+            row = dict.fromkeys(columns)
+            row |= {
                 "campaign": campaign.slug,
                 "pair_id": pair.pk,
                 "external_id": pair.external_id,
                 "origin": pair.origin,
+                "system": pair.system,
                 "source": pair.source,
                 "hypothesis": pair.hypothesis,
                 "gold_label": pair.gold_label,
                 "gold_score": pair.gold_score,
                 "judgements": summary.judgements,
+                "excluded_judgements": 0,  # nobody is excluded in the benchmark's campaign
                 **{f"n_{label.value}": summary.counts[label] for label in LABEL_ORDER},
                 "majority_label": summary.majority_label.value if summary.majority_label else None,
                 "label_tie": summary.label_tie,
@@ -135,7 +141,7 @@ def naive_pair_export(campaign: Campaign, limit: int) -> int:
                 row[names[score.metric_config_id]] = score.value
             yield row
 
-    return sum(len(chunk) for chunk in write_csv(pair_columns(metrics), rows()))
+    return sum(len(chunk) for chunk in write_csv(columns, rows()))
 
 
 def timed(function: Callable[[], object]) -> tuple[float, object]:

@@ -23,6 +23,10 @@ logger = logging.getLogger(__name__)
 # One task: pairs and the configurations to score them with, all on one queue.
 SCORE_PAIRS_TASK = "scoring.tasks.score_pairs"
 QUEUES = ("llm", "cpu")
+# Work a researcher waits for at a page (an upload's dry run or import, a report's intervals, the
+# meta-evaluation): a queue of its own, served by a worker of its own (``scripts/worker.sh
+# --interactive``) that never scores, so a backlog of scores can never hold it up.
+INTERACTIVE_QUEUE = "interactive"
 # Message priorities, as Redis (kombu's priority steps) and the embedded broker read them: a
 # worker takes the messages of a queue with the smallest number first. Answered pairs' scores
 # and the dashboard's analyses go first (0, also what a message without a priority gets); the

@@ -240,7 +240,7 @@ CACHES = {
             "OPTIONS": {"MAX_ENTRIES": 20_000},
         }
     ),
-    # Reports, their bootstrap intervals and meta-evaluations: written by the cpu worker, read by
+    # Reports, their bootstrap intervals and meta-evaluations: written by the interactive worker, read by
     # the web processes, so shared between processes (never the per-process default).
     "analyses": (
         {

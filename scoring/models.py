@@ -80,6 +80,9 @@ class WorkerHeartbeat(models.Model):
     pid = models.PositiveIntegerField(null=True, blank=True)
     started_at = models.DateTimeField(default=timezone.now)
     last_seen = models.DateTimeField(default=timezone.now)
+    # The task it runs now ("" when idle): a page that waits says what it waits behind.
+    doing = models.CharField(max_length=200, blank=True, default="")
+    doing_since = models.DateTimeField(null=True, blank=True)
 
     class Meta:
         ordering = ["hostname"]
@@ -180,3 +183,43 @@ class TunedJudge(models.Model):
 
     def __str__(self) -> str:
         return self.label or f"{self.base_judge} tuning #{self.pk} ({self.status})"
+
+
+class GenerationRun(models.Model):
+    """One request for candidate paraphrases (the generate page, ``generate_paraphrases``): its
+    tasks and how far the workers are with them, so the page can show where each run stands.
+
+    The tasks count themselves in (started, finished, failed) with ``F()`` increments. A task
+    redelivered after a worker was killed counts twice: the counts shown are capped at ``tasks``.
+    """
+
+    campaign = models.ForeignKey("annotate.Campaign", on_delete=models.CASCADE, related_name="generation_runs")
+    systems = models.TextField(help_text="The generators (template x model and settings), one a line.")
+    queues = models.CharField(max_length=500, help_text="The model queues its tasks went to, comma-separated.")
+    sources = models.PositiveIntegerField()
+    tasks = models.PositiveIntegerField()
+    tasks_started = models.PositiveIntegerField(default=0)
+    tasks_done = models.PositiveIntegerField(default=0)
+    tasks_failed = models.PositiveIntegerField(default=0)
+    stored = models.PositiveIntegerField(default=0, help_text="Candidates stored as new pairs.")
+    queued_at = models.DateTimeField(default=timezone.now)
+    changed_at = models.DateTimeField(null=True, blank=True)
+
+    class Meta:
+        ordering = ["-queued_at", "-id"]
+
+    def __str__(self) -> str:
+        return f"generation run {self.pk} ({self.state})"
+
+    @property
+    def finished(self) -> int:
+        return min(self.tasks_done + self.tasks_failed, self.tasks)
+
+    @property
+    def state(self) -> str:
+        """queued (no task started), running, done, or failed (every task ended, some failed)."""
+        if self.finished >= self.tasks:
+            return "failed" if self.tasks_failed else "done"
+        if self.tasks_started == 0:
+            return "queued"
+        return "running"

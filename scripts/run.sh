@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # Run the campaign: set up, migrate, load the demo campaign, make sure a staff account
-# exists, start the scoring worker and the web server, and print the links.
+# exists, start the two workers (interactive, scoring) and the web server, and print the links.
 # Environment: PORT (8000), BIND (127.0.0.1), DATABASE_URL / REDIS_URL (optional), see docs/reference/settings.md.
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -41,20 +41,29 @@ else
 fi
 
 worker_pid=""
+interactive_pid=""
 server_pid=""
 cleanup() {
   trap - EXIT INT TERM
-  for pid in $server_pid $worker_pid; do
+  for pid in $server_pid $interactive_pid $worker_pid; do
     kill -TERM "$pid" 2>/dev/null || true
   done
-  # The worker finishes its current batch (warm shutdown) before it exits.
-  wait $server_pid $worker_pid 2>/dev/null || true
+  # The workers finish their current task (warm shutdown) before they exit.
+  wait $server_pid $interactive_pid $worker_pid 2>/dev/null || true
 }
 trap cleanup EXIT INT TERM
 
-# One worker on every queue (cpu, llm, and llm.<model> for each judge model of PARAPLUIE_MODELS)
-# with the periodic sweep (beat) embedded; scale out with `scripts/worker.sh --model NAME` on GPU
-# nodes and `scripts/worker.sh --queues cpu` elsewhere (docs/how-to/gpu-workers.md).
+# Two workers, each named <role>-<pid>@<host> (the status page counts the workers of each queue):
+# - interactive: what a researcher waits for at a page (an upload's dry run or import, a report's
+#   intervals), at normal priority, with the periodic sweep (beat) embedded; it never scores, so
+#   model warm-up and a backlog of scores never hold it up;
+# - scoring: every scoring queue (cpu, llm, and llm.<model> for each judge model of
+#   PARAPLUIE_MODELS); scale out with `scripts/worker.sh --model NAME` on GPU nodes and
+#   `scripts/worker.sh --queues cpu` elsewhere (docs/how-to/gpu-workers.md).
+"$VENV/bin/celery" -A paraeval worker -Q "$(manage worker_queues --interactive)" --concurrency 1 \
+  --hostname "interactive-$$@%h" --beat --schedule "$PARAEVAL_DATA_DIR/celerybeat-schedule" --loglevel INFO \
+  >>"$PARAEVAL_DATA_DIR/logs/interactive-worker.log" 2>&1 &
+interactive_pid=$!
 queues=$(manage worker_queues)
 # On the CPU time the pages leave (Linux's SCHED_IDLE where chrt can set it, else niceness 19):
 # on a laptop the web answers volunteers first and the scores follow. Measured with 100
@@ -63,9 +72,8 @@ low_priority=(nice -n 19)
 if command -v chrt >/dev/null 2>&1 && chrt --idle 0 true 2>/dev/null; then
   low_priority=(chrt --idle 0 nice -n 19)
 fi
-"${low_priority[@]}" "$VENV/bin/celery" -A paraeval worker -Q "$queues" --concurrency 1 --beat \
-  --schedule "$PARAEVAL_DATA_DIR/celerybeat-schedule" --loglevel INFO \
-  >>"$PARAEVAL_DATA_DIR/logs/worker.log" 2>&1 &
+"${low_priority[@]}" "$VENV/bin/celery" -A paraeval worker -Q "$queues" --concurrency 1 \
+  --hostname "scoring-$$@%h" --loglevel INFO >>"$PARAEVAL_DATA_DIR/logs/worker.log" 2>&1 &
 worker_pid=$!
 
 cat <<MSG
@@ -78,7 +86,7 @@ cat <<MSG
     Scoring status:   $SITE_URL/staff/status/
     Documentation:    $SITE_URL/docs/ (or open site/index.html)
     Staff password:   $password_hint
-    Worker log:       $PARAEVAL_DATA_DIR/logs/worker.log
+    Worker logs:      $PARAEVAL_DATA_DIR/logs/worker.log (scoring), interactive-worker.log
   Press Ctrl+C to stop.
 
 MSG
@@ -88,5 +96,5 @@ MSG
   --access-logfile "$PARAEVAL_DATA_DIR/logs/access.log" --error-logfile - &
 server_pid=$!
 # Stop everything as soon as either process ends (Ctrl+C, a crash, a failed start).
-wait -n $server_pid $worker_pid || true
-echo "[run] stopping the server and the worker"
+wait -n $server_pid $interactive_pid $worker_pid || true
+echo "[run] stopping the server and the workers"

@@ -1,4 +1,4 @@
-"""The meta-evaluation through the report API: 202 while the cpu queue computes, then the result."""
+"""The meta-evaluation through the report API: 202 while the interactive queue computes, then the result."""
 
 from __future__ import annotations
 
@@ -29,12 +29,12 @@ def test_computing_then_ready(staff_api, queue_dir):  # type: ignore[no-untyped-
     assert first.status_code == 202
     assert first.json()["state"] == "computing"
     assert re.fullmatch(
-        r"The paired comparisons: waiting for a cpu worker, queued at \d\d:\d\d:\d\d UTC; "
+        r"The paired comparisons: waiting for an interactive worker, queued at \d\d:\d\d:\d\d UTC; "
         r"queued again at \d\d:\d\d:\d\d UTC if no worker has started it\.",
         first.json()["message"],
     )
     assert first.json()["wait"] == {"phase": "queued", "attempt": 1}
-    # What the cpu worker runs (the message it was sent has these arguments).
+    # What the interactive worker runs (the message it was sent has these arguments).
     filters = {"reference": "volunteers", "origin": None, "english_level": None, "date_from": None, "date_to": None}
     version = compute_meta_evaluation(scored.campaign.pk, filters, 50, settings.PARAEVAL_SEED)
     ready = staff_api.get(url)

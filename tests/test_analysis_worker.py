@@ -1,7 +1,7 @@
-"""The dashboard's off-request analyses through a real Celery worker on the cpu queue.
+"""The dashboard's off-request analyses through a real Celery worker on the interactive queue.
 
 The web side (this process) queues the bootstrap intervals and the meta-evaluation on the
-filesystem broker; a real ``celery worker -Q cpu`` subprocess computes them into the shared
+filesystem broker; a real ``celery worker -Q interactive`` subprocess computes them into the shared
 ``analyses`` cache; the dashboard's JSON and the meta-evaluation API then serve them.
 """
 
@@ -37,10 +37,11 @@ def test_intervals_and_meta_evaluation_come_from_the_cpu_worker(tmp_path: Path, 
         meta_url = "/api/campaigns/worked/meta-evaluation/?resamples=200"
         waiting = staff_api.get(meta_url)
         assert waiting.status_code == 202
-        assert waiting.json()["message"].startswith("The paired comparisons: waiting for a cpu worker, queued at ")
+        said = waiting.json()["message"]
+        assert said.startswith("The paired comparisons: waiting for an interactive worker, queued at ")
         env = worker_env(DATABASE_URL=shared_database_url(), PARAEVAL_DATA_DIR=str(data))
         env.pop("REDIS_URL", None)
-        worker = WorkerProcess(env, tmp_path, name="analyses", queues="cpu").start()
+        worker = WorkerProcess(env, tmp_path, name="analyses", queues="interactive").start()
         try:
             filled = wait_for(
                 lambda: (

@@ -79,6 +79,7 @@ def test_backup_then_restore_into_an_empty_database_gives_every_row_back_exactly
         "annotate.corpusobjective": True,
         "annotate.pairupload": False,  # no upload in this campaign: the table is still covered
         "scoring.tunedjudge": False,  # no tuned judge either (its adapters are files: see the docs)
+        "scoring.generationrun": False,  # no generation request in this campaign
     }
     said = backup("kept", tmp_path / name)
     assert said.startswith(f"Backed up campaign 'kept' to {tmp_path / name}: ")

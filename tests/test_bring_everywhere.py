@@ -170,7 +170,7 @@ def test_an_imported_metric_is_in_every_table_figure_and_section(staff_client, s
 def test_imported_through_the_api_then_on_the_dashboard_and_in_the_paired_tests_from_a_real_worker(
     tmp_path: Path, settings, client, staff_api
 ) -> None:
-    """POST /api/scores/import/, then a real ``celery worker -Q cpu`` computes the dashboard's
+    """POST /api/scores/import/, then a real ``celery worker -Q interactive`` computes the dashboard's
     intervals and the paired tests: both have the imported metric."""
     data = tmp_path / "data"
     (data / "broker").mkdir(parents=True)
@@ -198,7 +198,7 @@ def test_imported_through_the_api_then_on_the_dashboard_and_in_the_paired_tests_
         assert staff_api.get(meta_url).status_code == 202
         env = worker_env(DATABASE_URL=shared_database_url(), PARAEVAL_DATA_DIR=str(data))
         env.pop("REDIS_URL", None)
-        worker = WorkerProcess(env, tmp_path, name="import-analyses", queues="cpu").start()
+        worker = WorkerProcess(env, tmp_path, name="import-analyses", queues="interactive").start()
         try:
             filled = wait_for(
                 lambda: (

@@ -261,7 +261,7 @@ def test_meta_evaluation_sections_render_with_the_demo(browser_factory, live_ser
     log_in_as_staff(staff, live_server)
     staff.find_element(By.CSS_SELECTOR, "#f-reference option[value=gold]").click()
     # No worker runs here: the section says it is computing until the cpu task has run.
-    waiting = "The paired comparisons: waiting for a cpu worker, queued at "
+    waiting = "The paired comparisons: waiting for an interactive worker, queued at "
     wait(staff, lambda b: b.find_element(By.ID, "meta-status").text.startswith(waiting))
     assert [link.text for link in staff.find_elements(By.CSS_SELECTOR, "#contents a")][-9:-2] == [
         "Paired tests",

@@ -135,7 +135,7 @@ def test_intervals_fill_in_when_the_cpu_queue_has_them(staff_client, built, queu
     parapluie = str(built.configs["parapluie"].pk)
     assert body["bootstrap"]["state"] == "computing"
     assert re.fullmatch(
-        r"The 95% bootstrap intervals: waiting for a cpu worker, queued at \d\d:\d\d:\d\d UTC; "
+        r"The 95% bootstrap intervals: waiting for an interactive worker, queued at \d\d:\d\d:\d\d UTC; "
         r"queued again at \d\d:\d\d:\d\d UTC if no worker has started it\.",
         body["bootstrap"]["message"],
     )
@@ -146,7 +146,8 @@ def test_intervals_fill_in_when_the_cpu_queue_has_them(staff_client, built, queu
     staff_client.get(DATA, {"campaign": "dash"}, headers={"If-None-Match": first["ETag"]})
     staff_client.get(DATA, {"campaign": "dash"})
     queued = messages_in(queue_dir)
-    assert [(queue, task) for queue, task, _ in queued] == [("cpu", "scoring.analysis_tasks.compute_report_intervals")]
+    intervals = "scoring.analysis_tasks.compute_report_intervals"
+    assert [(queue, task) for queue, task, _ in queued] == [("interactive", intervals)]
     # What the worker runs with that message's arguments.
     kwargs = json.loads(base64.b64decode(json.loads(next(queue_dir.iterdir()).read_text())["body"]))[1]
     assert compute_report_intervals(**kwargs) == body["version"]

@@ -63,7 +63,7 @@ def test_a_lost_meta_evaluation_is_queued_again_on_a_later_poll(staff_api, queue
     url = META.format(slug=scored.campaign.slug)
     first = staff_api.get(url).json()
     assert first["message"] == (
-        "The paired comparisons: waiting for a cpu worker, queued at 14:13:20 UTC; "
+        "The paired comparisons: waiting for an interactive worker, queued at 14:13:20 UTC; "
         "queued again at 14:15:20 UTC if no worker has started it."
     )
     assert len(lose(queue_dir)) == 1  # the task is lost
@@ -74,13 +74,14 @@ def test_a_lost_meta_evaluation_is_queued_again_on_a_later_poll(staff_api, queue
     again = staff_api.get(url)
     assert again.status_code == 202
     assert again.json()["message"] == (
-        "The paired comparisons: waiting for a cpu worker, queued at 14:15:21 UTC "
+        "The paired comparisons: waiting for an interactive worker, queued at 14:15:21 UTC "
         "(queued again: no worker started it within 120 s); queued again at 14:17:21 UTC if no worker has started it."
     )
     assert again.json()["wait"] == {"phase": "queued", "attempt": 2}
     staff_api.get(url)
     queued = messages_in(queue_dir)
-    assert [(queue, task) for queue, task, _ in queued] == [("cpu", "scoring.analysis_tasks.compute_meta_evaluation")]
+    meta = "scoring.analysis_tasks.compute_meta_evaluation"
+    assert [(queue, task) for queue, task, _ in queued] == [("interactive", meta)]
     # The worker takes the second message: the page gets its result.
     (kwargs,) = lose(queue_dir)
     assert compute_meta_evaluation(**kwargs) == first["version"]
@@ -97,7 +98,7 @@ def test_a_worker_that_died_running_it_is_replaced_and_the_page_says_so(staff_ap
     assert waits.started(kwargs["job"])  # a worker takes it, then dies
     running = staff_api.get(url).json()
     assert running["message"] == (
-        "The paired comparisons: a cpu worker started at 14:13:50 UTC; "
+        "The paired comparisons: an interactive worker started at 14:13:50 UTC; "
         "queued again at 14:28:50 UTC if it has not finished."
     )
     assert running["wait"] == {"phase": "running", "attempt": 1}
@@ -107,8 +108,8 @@ def test_a_worker_that_died_running_it_is_replaced_and_the_page_says_so(staff_ap
     clock[0] += 2  # 901 s after it started
     again = staff_api.get(url).json()
     assert re.fullmatch(
-        rf"The paired comparisons: waiting for a cpu worker, queued at {CLOCK} \(queued again: the worker that "
-        rf"started it at 14:13:50 UTC did not finish within 15 min\); "
+        rf"The paired comparisons: waiting for an interactive worker, queued at {CLOCK} "
+        rf"\(queued again: the worker that started it at 14:13:50 UTC did not finish within 15 min\); "
         rf"queued again at {CLOCK} if no worker has started it\.",
         again["message"],
     )
@@ -135,7 +136,7 @@ def test_lost_dashboard_intervals_are_queued_again_and_the_etag_shows_it(staff_c
     version = first.json()["version"]
     assert first["ETag"] == f'"{version}-pqueued1"'
     assert first.json()["bootstrap"]["message"] == (
-        "The 95% bootstrap intervals: waiting for a cpu worker, queued at 14:13:20 UTC; "
+        "The 95% bootstrap intervals: waiting for an interactive worker, queued at 14:13:20 UTC; "
         "queued again at 14:15:20 UTC if no worker has started it."
     )
     lose(queue_dir)

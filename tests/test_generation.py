@@ -22,6 +22,7 @@ from tests.builders import make_campaign, make_pair, make_staff, make_training_p
 from tests.judge_models import save_tiny_mistral
 from tests.workers_support import (
     WorkerProcess,
+    messages_in,
     redis_transport_options,
     shared_database_url,
     use_broker,
@@ -416,6 +417,10 @@ def test_the_embedded_setup_generates_with_smollm2_on_its_worker_queue(tmp_path:
         assert (summary["generated"], summary["stored"] + summary["empty"]) == (2, 2)
         assert len(generated) == summary["stored"]
         assert {system for _, _, system in generated} <= {"naive\u00d7smollm2[greedy,8tok]"}
+        # The run the command recorded: its one task started and finished on the worker.
+        counters = "tasks, tasks_started, tasks_done, tasks_failed, stored"
+        run = query(database, f"SELECT {counters} FROM scoring_generationrun")
+        assert run == [(1, 1, 1, 0, summary["stored"])]
         ids = ",".join(str(pk) for pk, _, _ in generated) or "0"
         wait_for(
             lambda: (
@@ -426,3 +431,57 @@ def test_the_embedded_setup_generates_with_smollm2_on_its_worker_queue(tmp_path:
         )
     finally:
         worker.stop()
+
+
+@pytest.mark.django_db
+def test_the_generate_page_lists_its_runs_with_their_state(
+    settings, client, queue_dir: Path, django_capture_on_commit_callbacks
+) -> None:
+    """A request is a run: listed at once as queued with what it waits behind (the model queue's
+    length and its workers: none here), then running, then done, as its tasks report in."""
+    from django.core.files.uploadedfile import SimpleUploadedFile
+
+    from scoring.models import GenerationRun, WorkerHeartbeat
+
+    settings.PARAPLUIE_MODELS = parse_models("smollm2[model=embedded]")
+    client.force_login(make_staff("generator", "x"))
+    make_campaign(slug="gen", name="Generated here")
+    sources = SimpleUploadedFile("sources.txt", "".join(f"Source {i}.\n" for i in range(10)).encode())
+    form = {
+        "campaign": "gen",
+        "sources": sources,
+        "count": 10,
+        "seed": 1,
+        "templates": ["naive"],
+        "models": ["smollm2"],
+    }
+    form |= {"temperature": 1.0, "max_tokens": 48}
+    with django_capture_on_commit_callbacks(execute=True):
+        response = client.post("/staff/generate/", form)
+    assert response.status_code == 200, response.content.decode()[-2000:]
+    run = GenerationRun.objects.get()
+    assert (run.sources, run.tasks, run.queues, run.state) == (10, 2, "llm.smollm2", "queued")
+    messages = messages_in(queue_dir)
+    assert [(task, args[-1]) for _, task, args in messages] == [(generation.GENERATE_TASK, run.pk)] * 2
+
+    def row() -> str:
+        page = client.get("/staff/generate/").content.decode()
+        return page.split('<table class="hub-table" id="generation-runs">', 1)[1].split("</tbody>", 1)[0]
+
+    queued = row()
+    assert '<tr data-state="queued">' in queued and "0 of 2" in queued
+    assert (
+        "No worker consumes the llm.smollm2 queue: start one with scripts/worker.sh --queues llm.smollm2 "
+        "(scripts/run.sh starts one on every scoring queue)."
+    ) in queued
+    WorkerHeartbeat.objects.create(hostname="scoring-5@box", queues="cpu,llm,llm.smollm2", pid=5)
+    assert "Queued: 2 tasks waiting on the llm.smollm2 queue (this one included); scoring-5@box is idle." in row()
+    generation.note_task(run.pk, tasks_started=1)
+    running = row()
+    assert '<tr data-state="running">' in running and "Queued: " not in running
+    generation.note_task(run.pk, tasks_done=1, stored=8)
+    generation.note_task(run.pk, tasks_started=1)
+    generation.note_task(run.pk, tasks_done=1, stored=2)
+    done = row()
+    assert '<tr data-state="done">' in done and "2 of 2" in done and ">10</td>" in done
+    assert "naive\N{MULTIPLICATION SIGN}smollm2[greedy,48tok]" in done

@@ -36,6 +36,14 @@ def count(database: Path, sql: str) -> int:
         connection.close()
 
 
+def rows_of(database: Path, sql: str) -> list[tuple]:
+    connection = sqlite3.connect(f"file:{database}?mode=ro", uri=True, timeout=30)
+    try:
+        return connection.execute(sql).fetchall()
+    finally:
+        connection.close()
+
+
 def processes_mentioning(text: str) -> list[str]:
     listing = subprocess.run(["ps", "-ww", "-eo", "pid,args"], capture_output=True, text=True).stdout  # full lines
     return [line for line in listing.splitlines() if text in line and "ps -eo" not in line]
@@ -96,15 +104,36 @@ def test_run_script_serves_the_demo_campaign_scores_it_and_stops_on_ctrl_c(tmp_p
             what=f"the demo pairs' scores\n{(data / 'logs' / 'worker.log').read_text()[-3000:]}",
         )
 
-        # The worker runs on the CPU time the pages leave (SCHED_IDLE, children included).
-        workers = [int(line.split()[0]) for line in processes_mentioning(str(data)) if "celery" in line]
-        assert len(workers) >= 2, "the worker and its pool process"
-        assert {os.sched_getscheduler(pid) for pid in workers} == {os.SCHED_IDLE}
+        # The scoring worker runs on the CPU time the pages leave (SCHED_IDLE, children included);
+        # the interactive worker beside it at normal priority, so scoring never starves it.
+        # Named after run.sh's own pid: <role>-<pid>@<host>.
+        scoring = [int(line.split()[0]) for line in processes_mentioning(f"--hostname scoring-{run.pid}@")]
+        interactive = [int(line.split()[0]) for line in processes_mentioning(f"--hostname interactive-{run.pid}@")]
+        celery = scoring + interactive
+        assert len(scoring) >= 2 and len(interactive) >= 2, f"each worker and its pool process: {celery}"
+        assert {os.sched_getscheduler(pid) for pid in scoring} == {os.SCHED_IDLE}
+        assert {os.sched_getscheduler(pid) for pid in interactive} == {os.SCHED_OTHER}
+        # Two names, one per process, each with its queues (the status page counts them per queue).
+        heartbeats = wait_for(
+            lambda: (lambda rows: rows if len(rows) == 2 else None)(
+                rows_of(database, "SELECT hostname, queues FROM scoring_workerheartbeat ORDER BY hostname")
+            ),
+            timeout=60,
+            what="a heartbeat of each worker",
+        )
+        assert [(name.split("-")[0], queues.split(",")[0]) for name, queues in heartbeats] == [
+            ("interactive", "interactive"),
+            ("scoring", "cpu"),
+        ]
 
         os.killpg(run.pid, signal.SIGINT)  # Ctrl+C in the terminal
         run.wait(timeout=60)
-        assert "[run] stopping the server and the worker" in output_path.read_text()
-        wait_for(lambda: not processes_mentioning(str(data)), timeout=30, what="the server and worker to exit")
+        assert "[run] stopping the server and the workers" in output_path.read_text()
+        wait_for(
+            lambda: not (processes_mentioning(str(data)) or processes_mentioning(f"-{run.pid}@")),
+            timeout=30,
+            what="the server and workers to exit",
+        )
     finally:
         if run.poll() is None:
             os.killpg(run.pid, signal.SIGKILL)

@@ -5,11 +5,14 @@ from __future__ import annotations
 
 import base64
 import json
+from datetime import timedelta
 from pathlib import Path
 from typing import Any
 
 import pytest
-from django.db import transaction
+from django.db import connection, transaction
+from django.test.utils import CaptureQueriesContext
+from django.utils import timezone
 from kombu import Connection
 
 from annotate.models import Pair
@@ -89,6 +92,24 @@ def test_the_backlog_copy_of_an_answered_pair_is_skipped_once_scored(
     assert first is not None and first.scored == 1
     again = runner.score_config_batch(lev_wer()[0], pairs[20:30])  # the backlog message, later
     assert again is not None and again.scored == 9  # the answered pair is not scored twice
+
+
+def test_an_answer_marks_its_scores_queued_in_one_statement(settings, queue_dir: Path) -> None:
+    """Four metrics, one already queued behind an import: one write of the markers, all now."""
+    settings.PARAEVAL_METRICS = ["lev", "wer", "bleu", "sacrebleu"]
+    pair = make_pair()
+    ids = sorted(config.id for config in configs.enabled())
+    assert len(ids) == 4
+    before = timezone.now() - timedelta(hours=1)
+    QueuedScore.objects.create(pair_id=pair.pk, config_id=ids[0], queued_at=before)
+    with CaptureQueriesContext(connection) as queries:
+        result = dispatch.queue_answered([pair.pk])
+    assert result.scores == 4 and result.not_sent == 0
+    writes = [q["sql"] for q in queries if "scoring_queuedscore" in q["sql"] and not q["sql"].startswith("SELECT")]
+    assert len(writes) == 1, writes
+    markers = dict(QueuedScore.objects.filter(pair_id=pair.pk).values_list("config_id", "queued_at"))
+    assert sorted(markers) == ids
+    assert all(moment > before for moment in markers.values())  # the old marker was refreshed too
 
 
 def test_an_answer_with_nothing_missing_sends_nothing(enabled, queue_dir: Path) -> None:

@@ -60,6 +60,15 @@ def test_the_status_reports_scores_workers_queues_and_throughput(enabled, staff_
     now = timezone.now()
     WorkerHeartbeat.objects.create(hostname="alive@node", queues="llm,cpu", pid=11, last_seen=now)
     WorkerHeartbeat.objects.create(hostname="gone@node", queues="cpu", pid=12, last_seen=now - timedelta(minutes=5))
+    # The interactive worker beside it, under a name of its own (one row per worker process).
+    WorkerHeartbeat.objects.create(
+        hostname="interactive-13@node",
+        queues="interactive",
+        pid=13,
+        last_seen=now,
+        doing="annotate.tasks.run_upload",
+        doing_since=now,
+    )
     from scoring.pipeline import dispatch
 
     dispatch.queue_missing([pairs[3].pk])  # wer and test_picky for one pair: one message on cpu
@@ -67,18 +76,25 @@ def test_the_status_reports_scores_workers_queues_and_throughput(enabled, staff_
 
     data = staff_client.get(reverse("staff:status-json")).json()
 
-    # Every queue: cpu, llm and one per judge model (the embedded SmolLM2 by default).
-    assert data["queues"] == {"cpu": 2, "llm": 0, "llm.smollm2": 0}
+    # Every queue: interactive, cpu, llm and one per judge model (the embedded SmolLM2 by default).
+    assert data["queues"] == {"interactive": 0, "cpu": 2, "llm": 0, "llm.smollm2": 0}
     assert [(q["queue"], q["waiting"], q["workers_alive"]) for q in data["queue_status"]] == [
+        ("interactive", 0, 1),
         ("cpu", 2, 1),
         ("llm", 0, 1),
         ("llm.smollm2", 0, 0),
     ]
-    assert data["queue_status"][2]["serves"] == "smollm2 (embedded, cpu, float32)"
+    assert data["queue_status"][3]["serves"] == "smollm2 (embedded, cpu, float32)"
+    assert data["queue_status"][0]["serves"] == "uploads, report intervals, meta-evaluation (never scores)"
     assert data["transport"] == "filesystem"
     assert data["pairs"] == 4
-    assert data["workers_alive"] == 1
-    assert [(w["hostname"], w["alive"]) for w in data["workers"]] == [("alive@node", True), ("gone@node", False)]
+    assert data["workers_alive"] == 2
+    assert [(w["hostname"], w["alive"]) for w in data["workers"]] == [
+        ("alive@node", True),
+        ("gone@node", False),
+        ("interactive-13@node", True),
+    ]
+    assert [w["doing"] for w in data["workers"]] == ["", "", "annotate.tasks.run_upload"]
     by_label = {row["label"]: row for row in data["configurations"]}
     assert (by_label["lev"]["done"], by_label["lev"]["pending"], by_label["lev"]["failed"]) == (4, 0, 0)
     assert (by_label["wer"]["done"], by_label["wer"]["pending"]) == (0, 4)
@@ -95,6 +111,7 @@ def test_the_status_reports_scores_workers_queues_and_throughput(enabled, staff_
     page = staff_client.get(reverse("staff:status"))
     assert page.status_code == 200
     html = page.content.decode()
+    assert "<td>annotate.tasks.run_upload</td>" in html  # what the interactive worker runs now
     for text in ("alive@node", "silent", "lev[old] (not enabled)", "not_a_metric is enabled but cannot be built"):
         assert text in html
     assert reverse("staff:status-json") in html

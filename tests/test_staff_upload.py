@@ -3,16 +3,19 @@ lists every problem, the all-or-nothing import as a task, its progress and its s
 
 from __future__ import annotations
 
+from datetime import timedelta
 from pathlib import Path
 
 import pytest
 from django.contrib.auth import get_user_model
 from django.core.files.uploadedfile import SimpleUploadedFile
 from django.test import Client
+from django.utils import timezone
 
 from annotate import uploads
 from annotate.models import Pair, PairUpload
 from paraeval import broker
+from scoring.models import WorkerHeartbeat
 from staff.views import uploads as upload_views
 from tests.builders import make_campaign, make_pair, make_staff
 
@@ -253,6 +256,7 @@ def test_the_progress_survives_a_reload(staff_client: Client) -> None:
         "read": job.size // 2,
         "total": job.size,
         "percent": 50,
+        "waiting": "",  # it runs: it waits behind nothing
     }
     assert staff_client.post(f"/staff/campaigns/own/upload/{job.pk}/import/").status_code == 400
 
@@ -346,7 +350,49 @@ def test_a_task_nobody_starts_gets_a_hint(staff_client: Client) -> None:
     old = time.time() - 60
     os.utime(uploads.progress_path(job), (old, old))
     page = staff_client.get(f"/staff/campaigns/own/upload/{job.pk}/").content.decode()
-    assert "No worker has started this task yet." in page
+    assert (
+        '<p class="form-error" id="no-worker" role="status">No worker consumes the interactive queue: start one with '
+        "scripts/worker.sh --interactive (scripts/run.sh starts one; with Docker, the interactive-worker service).</p>"
+    ) in page
+
+
+def test_a_queued_task_says_what_it_waits_behind(
+    staff_client: Client, queue_dir: Path, django_capture_on_commit_callbacks
+) -> None:
+    """Queued on the interactive queue (a real filesystem broker), with a live interactive worker
+    busy elsewhere and a scoring worker beside it: the page names the queue's length and what the
+    interactive worker does, never "no worker"."""
+    make_campaign(slug="own")
+    post_file(staff_client, "own", CSV_HEADER + GOOD_ROWS[0])
+    job = PairUpload.objects.get()
+    now = timezone.now()
+    busy_since = now.replace(hour=9, minute=30, second=5, microsecond=0)
+    WorkerHeartbeat.objects.create(
+        hostname="interactive-41@box",
+        queues="interactive",
+        pid=41,
+        last_seen=now,
+        doing="scoring.analysis_tasks.compute_report_intervals",
+        doing_since=busy_since,
+    )
+    WorkerHeartbeat.objects.create(hostname="scoring-42@box", queues="cpu,llm", pid=42, last_seen=now)
+    WorkerHeartbeat.objects.create(  # silent for an hour: not counted
+        hostname="interactive-7@gone", queues="interactive", pid=7, last_seen=now - timedelta(hours=1)
+    )
+    with django_capture_on_commit_callbacks(execute=True):
+        assert staff_client.post(f"/staff/campaigns/own/upload/{job.pk}/check/").status_code == 302
+    assert [path.name.split(".")[1] for path in queue_dir.iterdir()] == ["interactive"]
+    expected = (
+        "Queued: 1 task waiting on the interactive queue (this one included); interactive-41@box is running "
+        "scoring.analysis_tasks.compute_report_intervals since 09:30:05 UTC."
+    )
+    page = staff_client.get(f"/staff/campaigns/own/upload/{job.pk}/").content.decode()
+    assert f'<p class="muted small" id="upload-waiting" role="status">{expected}</p>' in page
+    assert 'id="no-worker"' not in page
+    assert staff_client.get(f"/staff/campaigns/own/upload/{job.pk}/status.json").json()["waiting"] == expected
+    WorkerHeartbeat.objects.filter(hostname="interactive-41@box").update(doing="", doing_since=None)
+    idle = staff_client.get(f"/staff/campaigns/own/upload/{job.pk}/status.json").json()["waiting"]
+    assert idle == "Queued: 1 task waiting on the interactive queue (this one included); interactive-41@box is idle."
 
 
 def test_an_upload_can_be_discarded(staff_client: Client) -> None:

@@ -44,8 +44,17 @@ def words(command: str | list[str]) -> list[str]:
 
 
 def test_the_expected_services_exist_with_health_checks_and_volumes() -> None:
-    assert set(SERVICES) == {"web", "worker", "gpu-mistral", "gpu-qwen", "beat", "postgres", "redis"}
-    assert set(APP_SERVICES) == {"web", "worker", "gpu-mistral", "gpu-qwen", "beat"}
+    assert set(SERVICES) == {
+        "web",
+        "worker",
+        "interactive-worker",
+        "gpu-mistral",
+        "gpu-qwen",
+        "beat",
+        "postgres",
+        "redis",
+    }
+    assert set(APP_SERVICES) == {"web", "worker", "interactive-worker", "gpu-mistral", "gpu-qwen", "beat"}
     for name, service in SERVICES.items():
         assert service.get("healthcheck", {}).get("test"), f"{name} has no health check"
     assert SERVICES["postgres"]["image"] == "postgres:15"
@@ -106,6 +115,10 @@ def test_commands_name_real_modules_commands_and_queues() -> None:
         "scripts/worker.sh --queues ${WORKER_QUEUES:-cpu,llm,llm.smollm2} --hostname worker@%h"
     )
     assert parse_models("smollm2[model=embedded]")[0].queue == "llm.smollm2"
+    # The interactive queue has a worker of its own, and no scoring worker consumes it.
+    assert SERVICES["interactive-worker"]["command"] == "scripts/worker.sh --interactive --hostname interactive@%h"
+    for name in ("worker", "gpu-mistral", "gpu-qwen"):
+        assert "interactive" not in SERVICES[name]["command"]
 
 
 def test_two_gpu_workers_serve_two_models_each_on_its_own_gpu() -> None:

@@ -1,8 +1,9 @@
-"""An upload's import runs on the embedded worker of ``scripts/run.sh``: SQLite, kombu's
-filesystem broker, a real ``celery worker`` subprocess, no server at all.
+"""An upload's import runs on the interactive worker of ``scripts/run.sh``: SQLite, kombu's
+filesystem broker, real ``celery worker`` subprocesses, no server at all.
 
-The page's POST queues the task after its commit (a file in the broker folder); the worker
-imports the file and records the summary; the page then shows it.
+The page's POST queues the task after its commit (a file in the broker folder) on the
+interactive queue. The scoring worker, started on the queues ``scripts/run.sh`` gives it, never
+takes it; the interactive worker imports the file and records the summary; the page then shows it.
 """
 
 from __future__ import annotations
@@ -47,7 +48,28 @@ client.force_login(get_user_model().objects.get(username="staff"))
 upload = PairUpload.objects.get()
 page = client.get(f"/staff/campaigns/embedded/upload/{upload.pk}/").content.decode()
 summary = "<li>Imported 50 pairs (csv).</li>" in page and "<li>Systems: sys0 (25), sys1 (25)</li>" in page
-print(json.dumps({"state": upload.state, "pairs": Pair.objects.count(), "summary": summary}))
+pairs = Pair.objects.filter(campaign=upload.campaign).count()
+print(json.dumps({"state": upload.state, "pairs": pairs, "summary": summary}))
+"""
+
+
+# Pairs of another campaign, queued for scoring after their commit (as an import does).
+SCORE_ONE = """
+import json
+from django.db import transaction
+from annotate.models import Campaign, Pair
+from annotate.signals import announce_pairs_created
+campaign = Campaign.objects.create(slug="scored", name="Scored")
+with transaction.atomic():
+    pairs = [Pair.objects.create(campaign=campaign, source=f"A dog {i}.", hypothesis=f"A hound {i}.") for i in range(3)]
+    announce_pairs_created([pair.pk for pair in pairs])
+print(json.dumps({"pairs": len(pairs)}))
+"""
+
+SCORES = """
+import json
+from scoring.models import Score
+print(json.dumps({"done": Score.objects.filter(status="done", pair__campaign__slug="scored").count()}))
 """
 
 
@@ -78,9 +100,32 @@ def test_the_embedded_worker_imports_an_upload(tmp_path: Path) -> None:
     manage(env, "migrate", "--noinput", "-v", "0")
     queued = last_json(manage(env, "shell", "-c", UPLOAD))
     assert queued["status"] == 302 and queued["state"] == "import_queued"
-    assert [path.name.split(".")[1] for path in (data / "broker" / "queue").iterdir()] == ["cpu"]
+    queue_folder = data / "broker" / "queue"
+    assert [path.name.split(".")[1] for path in queue_folder.iterdir()] == ["interactive"]
 
-    worker = WorkerProcess(env, tmp_path, name="uploads", queues="cpu").start()
+    # The scoring worker, on the queues run.sh gives it, is up and scoring, yet leaves the upload.
+    scoring_queues = manage(env, "worker_queues").strip()
+    assert "interactive" not in scoring_queues.split(",")
+    scoring = WorkerProcess(env, tmp_path, name="scoring", queues=scoring_queues).start()
+    try:
+        wait_for(
+            lambda: "ready." in scoring.log(), timeout=120, interval=1, what=f"the scoring worker\n{scoring.log()}"
+        )
+        scored = last_json(manage(env, "shell", "-c", SCORE_ONE))
+        wait_for(
+            lambda: last_json(manage(env, "shell", "-c", SCORES))["done"] == scored["pairs"],
+            timeout=120,
+            interval=2,
+            what=f"the scoring worker to score\n{scoring.log()[-3000:]}",
+        )
+        assert [path.name.split(".")[1] for path in queue_folder.iterdir()] == ["interactive"]
+        assert last_json(manage(env, "shell", "-c", SUMMARY))["state"] == "import_queued"
+        assert "annotate.tasks.run_upload[" not in scoring.log()  # the banner lists it; a run has an id
+    finally:
+        scoring.stop()
+
+    worker = WorkerProcess(env, tmp_path, name="uploads", queues=manage(env, "worker_queues", "--interactive").strip())
+    worker.start()
     try:
         result = wait_for(
             lambda: (lambda r: r if r["state"] == "imported" else None)(last_json(manage(env, "shell", "-c", SUMMARY))),
@@ -91,4 +136,4 @@ def test_the_embedded_worker_imports_an_upload(tmp_path: Path) -> None:
     finally:
         worker.stop()
     assert result == {"state": "imported", "pairs": 50, "summary": True}
-    assert "annotate.tasks.run_upload" in worker.log()
+    assert "annotate.tasks.run_upload[" in worker.log()

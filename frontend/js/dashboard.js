@@ -179,7 +179,7 @@
     document.getElementById("version").textContent = data.version;
     const b = data.bootstrap;
     document.getElementById("bootstrap-info").textContent = b.resamples ? b.resamples + " resamples, seed " + b.seed : "intervals off";
-    // The intervals come from the cpu queue after the first paint: say so until they are in.
+    // The intervals come from the interactive queue after the first paint: say so until they are in.
     const waiting = b.state === "computing" || b.state === "unavailable";
     // Without the analyses cache (Redis down) the report was computed for this request: say so.
     const cacheDown = Boolean(data.cache && data.cache.state === "unavailable");

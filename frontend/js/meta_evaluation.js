@@ -1,5 +1,5 @@
 // Dashboard meta-evaluation sections: poll /api/campaigns/<slug>/meta-evaluation/ with the page's
-// filters (202 while the cpu queue computes it), then draw the ranked table with significance
+// filters (202 while the interactive queue computes it), then draw the ranked table with significance
 // clusters, the p-value heat map and the other tables. textContent only; no HTML is injected.
 (function () {
   "use strict";

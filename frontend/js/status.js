@@ -44,7 +44,7 @@
     if (!data.workers.length) {
       const tr = document.createElement("tr");
       const td = cell(tr, "No worker has reported. Start one: scripts/worker.sh (every queue) or scripts/worker.sh --model NAME", "error");
-      td.colSpan = 5;
+      td.colSpan = 6;
       replaceRows("workers-body", [tr]);
       return;
     }
@@ -55,6 +55,7 @@
       cell(tr, worker.pid === null ? "" : String(worker.pid));
       cell(tr, worker.seconds_since + " s ago");
       cell(tr, worker.alive ? "alive" : "silent", worker.alive ? "ok" : "error");
+      cell(tr, worker.doing || "\u2014");
       return tr;
     }));
   }

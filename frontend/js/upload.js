@@ -13,6 +13,8 @@
         if (!status.running) { window.location.reload(); return; }
         if (bar) bar.value = status.percent;
         if (percent) percent.textContent = status.percent;
+        var waiting = document.getElementById("upload-waiting");
+        if (waiting) waiting.textContent = status.waiting;
         window.setTimeout(poll, 1000);
       })
       .catch(function () { window.setTimeout(poll, 3000); });

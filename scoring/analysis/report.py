@@ -161,7 +161,7 @@ class ReportOptions:
     scatter_points: int = 1000  # pairs drawn per metric in the score / edit-distance chart
     worst_pairs: int = 5  # a metric's worst disagreements with the reference, listed per metric
     charts: bool = True
-    # False: leave every interval None (the dashboard fills them in from the cpu queue).
+    # False: leave every interval None (the dashboard fills them in from the interactive queue).
     intervals: bool = True
 
 
@@ -490,7 +490,7 @@ class WaitState:
 @dataclass(frozen=True)
 class BootstrapInfo:
     """How the intervals are computed, and whether they are in: ``state`` "ready", "off",
-    "computing" (left for the cpu queue) or "unavailable" (``message`` says why)."""
+    "computing" (left for the interactive queue) or "unavailable" (``message`` says why)."""
 
     JSON_OMIT_NONE: ClassVar[frozenset[str]] = frozenset({"wait"})
 
@@ -611,7 +611,7 @@ def _metric_subset(
     mask: BoolArray,
 ) -> tuple[MetricResult, Ranked]:
     """Every point statistic of one metric on one subset; the intervals are left None and
-    filled by :func:`with_intervals` (at once, or later from the cpu queue)."""
+    filled by :func:`with_intervals` (at once, or later from the interactive queue)."""
     labelled = mask & labels.labelled
     valid = labelled & np.isfinite(raw)
     oriented_all = raw if metric.higher_is_closer else -raw
@@ -734,7 +734,7 @@ class MetricIntervals:
     single_class_resamples: int
 
 
-# metric id -> subset key -> its intervals (None below two scored pairs): what the cpu queue
+# metric id -> subset key -> its intervals (None below two scored pairs): what the interactive queue
 # computes and the cache keeps.
 Intervals = dict[int, dict[str, MetricIntervals | None]]
 
@@ -768,7 +768,7 @@ def _intervals_of(jobs: list[tuple[int, str, Ranked, int]], resamples: int, seed
 
 
 def report_intervals(data: AnalysisInput, options: ReportOptions) -> Intervals:
-    """The bootstrap intervals of :func:`build_report` alone (what the cpu queue computes for the
+    """The bootstrap intervals of :func:`build_report` alone (what the interactive queue computes for the
     dashboard); :func:`with_intervals` puts them into a report built without them."""
     labels = human_labels(data, Reference(options.reference))
     jobs = []

@@ -34,9 +34,12 @@ from pathlib import Path
 from typing import Any
 
 from django.db import transaction
+from django.db.models import F, QuerySet
+from django.utils import timezone
 
 from annotate.models import Campaign, Pair
 from scoring.metrics.judges import JudgeModel, find_model
+from scoring.models import GenerationRun
 
 logger = logging.getLogger(__name__)
 
@@ -203,9 +206,9 @@ class GenerationTask:
     generator: Generator
     sources: tuple[str, ...]
 
-    def args(self) -> tuple[object, ...]:
+    def args(self, run_id: int | None = None) -> tuple[object, ...]:
         g = self.generator
-        return (self.campaign_id, g.template, g.model, asdict(g.settings), list(self.sources))
+        return (self.campaign_id, g.template, g.model, asdict(g.settings), list(self.sources), run_id)
 
 
 def plan(
@@ -230,12 +233,38 @@ def plan(
     ]
 
 
-def send(tasks: Sequence[GenerationTask]) -> None:
-    """Queue the tasks on their models' queues once the current transaction commits."""
+def send(tasks: Sequence[GenerationTask]) -> GenerationRun | None:
+    """Record the run and queue its tasks on their models' queues once the transaction commits."""
     from paraeval import broker
 
-    messages = [broker.TaskMessage(GENERATE_TASK, task.args(), task.generator.judge().queue) for task in tasks]
+    if not tasks:
+        return None
+    queues = [task.generator.judge().queue for task in tasks]
+    run = GenerationRun.objects.create(
+        campaign_id=tasks[0].campaign_id,
+        systems="\n".join(dict.fromkeys(task.generator.system for task in tasks)),
+        queues=",".join(dict.fromkeys(queues)),
+        sources=len({source for task in tasks for source in task.sources}),
+        tasks=len(tasks),
+    )
+    messages = [
+        broker.TaskMessage(GENERATE_TASK, task.args(run.pk), queue) for task, queue in zip(tasks, queues, strict=True)
+    ]
     transaction.on_commit(lambda: _send(broker, messages))
+    return run
+
+
+def recent_runs(campaigns: QuerySet[Campaign], limit: int = 10) -> list[GenerationRun]:
+    """The latest generation runs of ``campaigns`` (a staff member's teams'), newest first."""
+    return list(GenerationRun.objects.filter(campaign__in=campaigns).select_related("campaign")[:limit])
+
+
+def note_task(run_id: int | None, **counts: int) -> None:
+    """A task of run ``run_id`` started, finished or failed: add to its counters (one UPDATE)."""
+    if run_id is None:
+        return  # a message sent before runs were recorded
+    changes = {field: F(field) + value for field, value in counts.items()}
+    GenerationRun.objects.filter(pk=run_id).update(**changes, changed_at=timezone.now())
 
 
 def _send(broker: Any, messages: list[Any]) -> None:

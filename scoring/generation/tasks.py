@@ -18,16 +18,28 @@ logger = logging.getLogger(__name__)
 
 @shared_task(name="scoring.tasks.generate_candidates", ignore_result=True, acks_late=True, reject_on_worker_lost=True)
 def generate_candidates(
-    campaign_id: int, template: str, model: str, settings: dict[str, Any], sources: list[str]
+    campaign_id: int,
+    template: str,
+    model: str,
+    settings: dict[str, Any],
+    sources: list[str],
+    run_id: int | None = None,
 ) -> dict[str, object] | None:
-    """Generate one candidate per source with ``template`` x ``model`` and store each once."""
-    from scoring.generation.candidates import GenerationSettings, Generator
+    """Generate one candidate per source with ``template`` x ``model`` and store each once;
+    ``run_id``: the :class:`~scoring.models.GenerationRun` whose counters say where it stands."""
+    from scoring.generation.candidates import GenerationSettings, Generator, note_task
     from scoring.generation.run import generate_missing
 
     if not Campaign.objects.filter(pk=campaign_id).exists():
         return None  # deleted meanwhile
     generator = Generator(template, model, GenerationSettings(**settings))
-    summary = generate_missing(campaign_id, generator, sources)
+    note_task(run_id, tasks_started=1)
+    try:
+        summary = generate_missing(campaign_id, generator, sources)
+    except BaseException:
+        note_task(run_id, tasks_failed=1)
+        raise
+    note_task(run_id, tasks_done=1, stored=summary.stored)
     logger.info(
         "generated %d candidates with %s (%d stored, %d already there, %d empty) in %.1f s",
         summary.generated,

@@ -91,12 +91,23 @@ def mark_queued(pairs_by_config: dict[int, list[int]]) -> None:
 
 
 def refresh_queued(pairs_by_config: dict[int, list[int]]) -> None:
-    """Mark these scores queued *now* (the sweep re-sent them: their old markers were stale)."""
+    """Mark these scores queued *now*, whether they had a marker or not (the sweep re-sent stale
+    markers; an answer re-sent its pair's scores in front of a backlog).
+
+    One ``INSERT … ON CONFLICT DO UPDATE`` per batch of markers: an answer re-queues its pair
+    for every metric, and an ``UPDATE`` per configuration cost eleven statements per answer.
+    """
     now = timezone.now()
-    for config_id, pair_ids in pairs_by_config.items():
-        for chunk in chunked(pair_ids, ID_CHUNK):
-            QueuedScore.objects.filter(config_id=config_id, pair_id__in=chunk).update(queued_at=now)
-    mark_queued(pairs_by_config)
+    # Each (pair, configuration) once: PostgreSQL refuses to update one row twice in a statement.
+    wanted = {(pair_id, config_id) for config_id, pair_ids in pairs_by_config.items() for pair_id in pair_ids}
+    rows = [QueuedScore(pair_id=pair_id, config_id=config_id, queued_at=now) for pair_id, config_id in sorted(wanted)]
+    QueuedScore.objects.bulk_create(
+        rows,
+        batch_size=MARKER_BATCH,
+        update_conflicts=True,
+        unique_fields=["pair_id", "config_id"],
+        update_fields=["queued_at"],
+    )
 
 
 def clear_queued(config_id: int, pair_ids: Iterable[int]) -> None:

@@ -7,7 +7,7 @@ broker is down, reports the error instead of failing the page).
 from __future__ import annotations
 
 from dataclasses import asdict, dataclass, field
-from datetime import datetime, timedelta
+from datetime import UTC, datetime, timedelta
 from typing import TYPE_CHECKING, Any
 
 from django.conf import settings
@@ -51,6 +51,7 @@ class WorkerStatus:
     last_seen: datetime
     seconds_since: float
     alive: bool
+    doing: str = ""  # the task it runs now ("" when idle)
 
 
 @dataclass(frozen=True)
@@ -98,7 +99,8 @@ class StatusReport:
 def collect(now: datetime | None = None) -> StatusReport:
     """Gather the status report (every number as of ``now``)."""
     now = now or timezone.now()
-    names = configs.all_queues()
+    # The interactive queue first: what a researcher waits for at a page (no scores go there).
+    names = [broker.INTERACTIVE_QUEUE, *configs.all_queues()]
     queues = broker.queue_lengths(names)
     metrics, unavailable = configs.build_enabled()
     minutes, series = _series(now, names)
@@ -120,7 +122,11 @@ def collect(now: datetime | None = None) -> StatusReport:
     )
 
 
-_SERVES = {"cpu": "lexical metrics, sweep, analyses", "llm": "embedding models (BERTScore, ParaScore, SBERT)"}
+_SERVES = {
+    broker.INTERACTIVE_QUEUE: "uploads, report intervals, meta-evaluation (never scores)",
+    "cpu": "lexical metrics, sweep",
+    "llm": "embedding models (BERTScore, ParaScore, SBERT)",
+}
 
 
 def _queues(
@@ -163,6 +169,7 @@ def _workers(now: datetime) -> list[WorkerStatus]:
                 last_seen=row.last_seen,
                 seconds_since=round(max(since, 0.0), 1),
                 alive=since <= alive_after,
+                doing=row.doing if since <= alive_after else "",
             )
         )
     return workers
@@ -288,3 +295,63 @@ def as_json(report: StatusReport) -> dict[str, object]:
             "counts": report.series,
         },
     }
+
+
+@dataclass(frozen=True)
+class BusyWorker:
+    """A live worker of a queue and the task it runs now (``doing`` "" when idle)."""
+
+    hostname: str
+    doing: str
+    since: datetime | None
+
+
+@dataclass(frozen=True)
+class QueueWait:
+    """What a task queued on ``queue`` waits behind: the messages waiting there (``None``: the
+    broker could not be asked) and the live workers that consume the queue, with their tasks."""
+
+    queue: str
+    waiting: int | None
+    workers: tuple[BusyWorker, ...]
+
+    @property
+    def served(self) -> bool:
+        return bool(self.workers)
+
+    @property
+    def message(self) -> str:
+        """One sentence for the page that waits: never "no worker" while one consumes the queue."""
+        if not self.workers:
+            if self.queue == broker.INTERACTIVE_QUEUE:
+                start = (
+                    "scripts/worker.sh --interactive "
+                    "(scripts/run.sh starts one; with Docker, the interactive-worker service)"
+                )
+            else:
+                start = f"scripts/worker.sh --queues {self.queue} (scripts/run.sh starts one on every scoring queue)"
+            return f"No worker consumes the {self.queue} queue: start one with {start}."
+        if self.waiting is None:
+            ahead = "the broker could not be asked how many tasks wait"
+        else:
+            ahead = f"{self.waiting} task{'s' if self.waiting != 1 else ''} waiting on the {self.queue} queue"
+            ahead += " (this one included)" if self.waiting else ""
+        doing = "; ".join(
+            f"{worker.hostname} is running {worker.doing} since {worker.since.astimezone(UTC):%H:%M:%S} UTC"
+            if worker.doing and worker.since
+            else f"{worker.hostname} is idle"
+            for worker in self.workers
+        )
+        return f"Queued: {ahead}; {doing}."
+
+
+def queue_wait(queue: str = broker.INTERACTIVE_QUEUE, now: datetime | None = None) -> QueueWait:
+    """What a task on ``queue`` waits behind now: one broker round trip and one query."""
+    now = now or timezone.now()
+    alive_since = now - timedelta(seconds=settings.PARAEVAL_WORKER_ALIVE_SECONDS)
+    rows = WorkerHeartbeat.objects.filter(last_seen__gte=alive_since).order_by("hostname")
+    workers = tuple(
+        BusyWorker(row.hostname, row.doing, row.doing_since) for row in rows if queue in row.queues.split(",")
+    )
+    lengths = broker.queue_lengths([queue]).lengths
+    return QueueWait(queue, None if lengths is None else lengths.get(queue, 0), workers)

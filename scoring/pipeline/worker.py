@@ -12,6 +12,8 @@
   broker, and the main process is never busy with a task (prefork), so a worker stuck in a
   long batch still shows as alive. A clean shutdown deletes the row; a killed worker's row
   simply stops being refreshed.
+* What it does: each task's start and end write the task's name on that row (``doing``), so a
+  page that waits for a worker can say what the worker is busy with.
 
 The receivers are connected from ``ScoringConfig.ready()``; they only fire in worker processes.
 """
@@ -23,7 +25,7 @@ import os
 import threading
 import time
 from dataclasses import dataclass, field
-from datetime import timedelta
+from datetime import datetime, timedelta
 
 from celery import signals
 from django.conf import settings
@@ -187,7 +189,28 @@ def on_shutdown(**kwargs: object) -> None:
         _state.heartbeat = None
 
 
+def on_task_start(sender: object = None, task: object = None, **kwargs: object) -> None:
+    """``task_prerun`` (the process that runs the task): note on the worker's row what it does."""
+    _note_doing(str(getattr(task, "name", "") or ""), timezone.now())
+
+
+def on_task_end(**kwargs: object) -> None:
+    """``task_postrun``: the worker is idle again."""
+    _note_doing("", None)
+
+
+def _note_doing(name: str, since: datetime | None) -> None:
+    if not _state.hostname:
+        return  # a task run outside a worker (tests, eager calls): no row to write
+    try:
+        WorkerHeartbeat.objects.filter(hostname=_state.hostname).update(doing=name[:200], doing_since=since)
+    except Exception as error:  # noqa: BLE001 - a status hint must never fail the task
+        logger.warning("could not note the task of %s: %s", _state.hostname, error)
+
+
 def connect_signals() -> None:
+    signals.task_prerun.connect(on_task_start, dispatch_uid="scoring.pipeline.worker.task_start", weak=False)
+    signals.task_postrun.connect(on_task_end, dispatch_uid="scoring.pipeline.worker.task_end", weak=False)
     signals.celeryd_after_setup.connect(on_after_setup, dispatch_uid="scoring.pipeline.worker.after_setup", weak=False)
     signals.worker_process_init.connect(
         on_process_init, dispatch_uid="scoring.pipeline.worker.process_init", weak=False

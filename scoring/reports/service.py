@@ -6,10 +6,10 @@ Two results, one module:
   :class:`CampaignReport`. Reading the data version costs one query; the report is recomputed
   only when that version (or the filters) changed, so a page that polls an unchanged campaign
   costs almost nothing. The dashboard asks for ``deferred_intervals``: the point estimates at
-  once (no bootstrap on the request path) and the intervals from the ``cpu`` queue, whose
+  once (no bootstrap on the request path) and the intervals from the ``interactive`` queue, whose
   ``bootstrap.state`` says "computing" until they are in.
 - :func:`meta_status`: the meta-evaluation (paired tests, clusters, systems, ceiling...), a
-  typed :class:`MetaResult` computed on the ``cpu`` queue only: "ready" when the cache holds it
+  typed :class:`MetaResult` computed on the ``interactive`` queue only: "ready" when the cache holds it
   for the current data version, else "computing" after queueing it.
 
 Both computations are queued once per data version, and again when the task was lost
@@ -37,6 +37,7 @@ from django.core.cache import BaseCache, caches
 from django.utils import timezone
 from kombu.exceptions import OperationalError as BrokerError
 
+from paraeval import broker
 from paraeval.celery import app
 from scoring.analysis.meta import META_VERSION, MetaEvaluation, MetaOptions, meta_evaluation
 from scoring.analysis.report import (
@@ -79,14 +80,14 @@ logger = logging.getLogger(__name__)
 CACHE_SECONDS = 6 * 3600
 INTERVALS_WHAT = "The 95% bootstrap intervals"
 META_WHAT = "The paired comparisons"
-# The cpu-queue tasks, sent by name (scoring/reports/tasks.py defines them).
+# The interactive-queue tasks, sent by name (scoring/reports/tasks.py defines them).
 INTERVALS_TASK = "scoring.analysis_tasks.compute_report_intervals"
 META_TASK = "scoring.analysis_tasks.compute_meta_evaluation"
 
 
 def shared_cache() -> BaseCache:
     """Where reports, intervals and meta-evaluations are kept: the ``analyses`` cache, shared by
-    the web processes and the cpu worker that fills it (Redis, or files in the data folder)."""
+    the web processes and the interactive worker that fills it (Redis, or files in the data folder)."""
     return caches["analyses"]
 
 
@@ -229,7 +230,7 @@ class _Analyses:
 
 
 def _send(task: str, arguments: dict[str, Any]) -> None:
-    app.send_task(task, kwargs=arguments, queue="cpu")
+    app.send_task(task, kwargs=arguments, queue=broker.INTERACTIVE_QUEUE)
 
 
 # --- options, versions, cache slots --------------------------------------------------------------
@@ -368,7 +369,7 @@ def _queue_intervals(campaign_id: int, filters: Filters, options: ReportOptions,
 def compute_intervals(campaign_id: int, filters: Filters, resamples: int, seed: int) -> str:
     """Compute (now, in this process) and cache the report's bootstrap intervals; their version.
 
-    What the ``cpu`` worker runs for the dashboard. Raises ``Campaign.DoesNotExist``.
+    What the ``interactive`` worker runs for the dashboard. Raises ``Campaign.DoesNotExist``.
     """
     options = _options(filters, resamples, seed)
     state = dataset.data_state(campaign_id, fresh=True)
@@ -405,7 +406,7 @@ def campaign_report(
     ``pair_ids`` keeps those pairs only (with the other filters).
     ``resamples``: bootstrap resamples (default ``PARAEVAL_BOOTSTRAP_RESAMPLES``, 0 = no
     intervals); ``seed`` fixes them. ``deferred_intervals``: do not bootstrap here; take the
-    intervals from the cache when the ``cpu`` queue has computed them, else queue them and
+    intervals from the cache when the ``interactive`` queue has computed them, else queue them and
     answer with ``report.bootstrap.state`` "computing" (intervals None).
 
     While the analyses cache fails (Redis down) the report is computed now, and its
@@ -485,7 +486,7 @@ def _campaign_report(
 
 
 def compute_meta(campaign_id: int, filters: Filters, options: MetaOptions, use_cache: bool = True) -> MetaResult:
-    """Compute (now, in this process) and cache the meta-evaluation (what the cpu worker runs)."""
+    """Compute (now, in this process) and cache the meta-evaluation (what the interactive worker runs)."""
     state = dataset.data_state(campaign_id, fresh=True)
     version = meta_version(state, filters, options)
     result = MetaResult(

@@ -1,4 +1,4 @@
-"""Celery tasks of the analyses on the ``cpu`` queue, off the request path: the meta-evaluation
+"""Celery tasks of the analyses on the ``interactive`` queue, off the request path: the meta-evaluation
 (paired tests etc.) and the dashboard report's bootstrap intervals.
 
 Thin: each calls :mod:`scoring.reports.service`, which sends them by name

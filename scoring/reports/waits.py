@@ -1,4 +1,4 @@
-"""Bounded waits for the analyses computed on the ``cpu`` queue: queued again when lost, and said.
+"""Bounded waits for the analyses computed on the ``interactive`` queue: queued again when lost, and said.
 
 A page that polls for a computation (the dashboard's bootstrap intervals, the meta-evaluation)
 must never wait for a task that nobody will run. Each computation is a *job*: one record in the
@@ -7,7 +7,7 @@ worker started it and when it finished. A poll that finds no result looks at tha
 
 * no record: queue the task (one process wins the cache's atomic ``add``);
 * queued, not started after :data:`QUEUE_SECONDS`: lost (a broker that dropped it, a worker
-  that never consumes the ``cpu`` queue, a record whose task went to another data version), so
+  that never consumes the ``interactive`` queue, a record whose task went to another data version), so
   queue it again;
 * started, not finished after :data:`RUN_SECONDS`: the worker died with it; queue it again;
 * finished, yet still no result for this version :data:`FINISHED_SECONDS` later: it stored a
@@ -90,7 +90,7 @@ def _describe(record: dict[str, Any], what: str) -> Wait:
         return Wait(
             "finishing",
             attempt,
-            f"{what}: a cpu worker finished at {_clock(finished_at)} for data that changed meanwhile; "
+            f"{what}: an interactive worker finished at {_clock(finished_at)} for data that changed meanwhile; "
             f"queued again at {_clock(finished_at + FINISHED_SECONDS)} unless the page catches up with it.",
         )
     started = record.get("started_at")
@@ -99,14 +99,14 @@ def _describe(record: dict[str, Any], what: str) -> Wait:
         return Wait(
             "running",
             attempt,
-            f"{what}: a cpu worker started at {_clock(started)}{again}; "
+            f"{what}: an interactive worker started at {_clock(started)}{again}; "
             f"queued again at {deadline} if it has not finished.",
         )
     deadline = _clock(record["queued_at"] + QUEUE_SECONDS)
     return Wait(
         "queued",
         attempt,
-        f"{what}: waiting for a cpu worker, queued at {_clock(record['queued_at'])}{again}; "
+        f"{what}: waiting for an interactive worker, queued at {_clock(record['queued_at'])}{again}; "
         f"queued again at {deadline} if no worker has started it.",
     )
 

@@ -5,6 +5,8 @@ Thin: the checks and the work are :mod:`scoring.score_import` and :mod:`scoring.
 
 from __future__ import annotations
 
+from typing import Any
+
 from django import forms
 from django.contrib.admin.views.decorators import staff_member_required
 from django.http import HttpRequest, HttpResponse
@@ -16,6 +18,8 @@ from annotate.models import Campaign
 from annotate.teams import campaigns_for
 from scoring.generation import candidates as generation
 from scoring.metrics.judges import configured_models
+from scoring.models import GenerationRun
+from scoring.pipeline.status import queue_wait
 from scoring.score_import import ScoreFileMetric, ScoreImportError, import_scores, parse_options
 
 
@@ -144,4 +148,20 @@ def generate(request: HttpRequest) -> HttpResponse:
             }
     elif request.method == "POST":
         status = 400
+    context["runs"] = _runs_with_waits(request.user)
     return render(request, "scoring/generate.html", context, status=status)
+
+
+def _runs_with_waits(user: Any) -> list[tuple[GenerationRun, str]]:
+    """The latest runs, each queued one with what it waits behind on its model queues."""
+    waits: dict[str, str] = {}
+    rows = []
+    for run in generation.recent_runs(campaigns_for(user)):
+        said = ""
+        if run.state == "queued":
+            for queue in run.queues.split(","):
+                if queue not in waits:
+                    waits[queue] = queue_wait(queue).message
+            said = " ".join(waits[queue] for queue in run.queues.split(","))
+        rows.append((run, said))
+    return rows

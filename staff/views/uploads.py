@@ -23,6 +23,7 @@ from django.views.decorators.http import require_GET, require_http_methods, requ
 from annotate import uploads
 from annotate.models import Campaign, PairUpload
 from annotate.teams import campaign_or_404, visible_to
+from scoring.pipeline.status import QueueWait, queue_wait
 
 RUNNING_STATES = ("check_queued", "import_queued")
 
@@ -169,6 +170,7 @@ def detail(request: HttpRequest, slug: str, upload_id: int) -> HttpResponse:
     preview = uploads.preview(job) if job.state not in ("imported", "discarded") else None
     progress = uploads.read_progress(job)
     checked = job.checked_map == uploads.checked_map(job)
+    waiting = _waiting(job, progress)
     context = {
         "campaign": job.campaign,
         "job": job,
@@ -176,8 +178,11 @@ def detail(request: HttpRequest, slug: str, upload_id: int) -> HttpResponse:
         "errors": errors,
         "running": job.state in RUNNING_STATES,
         "progress": progress,
-        "no_worker_yet": job.state in RUNNING_STATES
-        and progress.read == 0
+        "waiting": waiting,
+        # No worker serves the queue: said in red once the task has waited a little (a worker
+        # that is starting up has not written its first heartbeat yet).
+        "no_worker_yet": waiting is not None
+        and not waiting.served
         and progress.age_seconds > uploads.WAITING_HINT_SECONDS,
         "summary": uploads.report_lines(job.report) if job.report else [],
         "problems": uploads.shown_problems(job.problems or []),
@@ -189,6 +194,13 @@ def detail(request: HttpRequest, slug: str, upload_id: int) -> HttpResponse:
         "status_url": reverse("staff:upload-status", args=[slug, job.pk]),
     }
     return render(request, "staff/upload_detail.html", context, status=400 if errors else 200)
+
+
+def _waiting(job: PairUpload, progress: uploads.Progress) -> QueueWait | None:
+    """What a queued task that no worker has started waits behind (None once it runs)."""
+    if job.state not in RUNNING_STATES or progress.read > 0:
+        return None
+    return queue_wait()
 
 
 @staff_member_required
@@ -216,8 +228,10 @@ def status(request: HttpRequest, slug: str, upload_id: int) -> JsonResponse:
     """The upload's state and progress, polled by its page."""
     job = _upload(request, slug, upload_id)
     progress = uploads.read_progress(job)
+    waiting = _waiting(job, progress)
     return JsonResponse(
         {
+            "waiting": waiting.message if waiting is not None and waiting.served else "",
             "state": job.state,
             "running": job.state in RUNNING_STATES,
             "phase": progress.phase,
