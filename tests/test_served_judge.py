@@ -15,16 +15,20 @@ Measured here (76 demo pairs, DIRECT, top-20, 2 CPU cores), what the assertions 
 
 from __future__ import annotations
 
+import html
 import json
 import math
 import statistics
 import subprocess
 import sys
 import threading
+from collections import Counter
 from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
+from django.test import Client
+from django.urls import reverse
 from sklearn.metrics import roc_auc_score
 
 from annotate.importers.demo import DEMO_FILE
@@ -34,7 +38,7 @@ from scoring.metrics.parapluie import ParaPluie
 from scoring.metrics.served import ServedParaPluie, forget_connections
 from scoring.models import QueuedScore, Score
 from scoring.pipeline import runner
-from tests.builders import make_campaign, make_pair
+from tests.builders import make_campaign, make_pair, make_staff
 from tests.served_support import LlamaServer, embedded_model, require_llama_server, write_float32_gguf
 
 pytestmark = [pytest.mark.served, pytest.mark.model]
@@ -152,6 +156,14 @@ def test_a_failed_answer_is_stored_as_failed_with_the_reason(q4_server: LlamaSer
     rows = Score.objects.filter(pair__in=pairs).order_by("pair_id")
     assert [(row.status, row.value) for row in rows] == [("failed", None)] * 3
     assert all(row.error.endswith("is not among the server's top 1") for row in rows)
+    # The dashboard says how many pairs failed so, per reason, and links to them.
+    client = Client()
+    client.force_login(make_staff("staff", "pw-for-tests"))
+    page = html.unescape(client.get(reverse("staff:dashboard") + f"?campaign={campaign.slug}").content.decode())
+    reasons = Counter(row.error for row in rows)
+    for reason, count in reasons.items():
+        pairs_text = f"{count} pair{'s' if count > 1 else ''}"
+        assert f"{pairs_text}</a> failed on <code>{metric.label}</code>: {reason}</li>" in page
 
 
 def test_a_server_that_gives_no_log_probabilities_is_refused_naming_it_and_the_field(tmp_path: Path) -> None:
