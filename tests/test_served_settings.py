@@ -133,3 +133,20 @@ def test_every_shipped_template_renders_as_transformers_renders_it_from_a_folder
         expected = render(tokenizer, messages)
         for source in sources:
             assert source.render(messages) == expected, (template.name, source.source)
+
+
+def test_a_served_judge_is_neither_tuned_nor_asked_for_candidates(settings) -> None:
+    from scoring.tuning.service import TuningRequestError, base_judge
+    from staff.views.bring import GenerateForm
+
+    settings.PARAPLUIE_MODELS = parse_models(
+        "smollm2[model=embedded]; laptop[server=http://127.0.0.1:8080,chat_template=embedded]"
+    )
+    with pytest.raises(TuningRequestError) as refused:
+        base_judge("laptop")
+    assert str(refused.value) == (
+        "judge model 'laptop' is served by http://127.0.0.1:8080: its weights are not here to tune; "
+        "tune a judge model that runs in a worker"
+    )
+    assert base_judge(None).name == "smollm2"
+    assert [name for name, _ in GenerateForm().fields["models"].choices] == ["smollm2"]
