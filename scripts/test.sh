@@ -6,8 +6,8 @@
 # REDIS_URL_TESTS (default redis://127.0.0.1:6379/15). pytest ends with the skipped tests
 # grouped by reason (no PostgreSQL, no Redis, no shared corpora).
 # Extra arguments go to pytest, e.g. scripts/test.sh tests/test_diff.py -x
-#   scripts/test.sh --fast   the fast lane: no browser, no worker process, no model, no large file
-#                            or fuzzing, on every core (pytest-xdist; PARAEVAL_TEST_PROCESSES=1 for
+#   scripts/test.sh --fast   the fast lane: no browser, no worker process, no model, no LLM server,
+#                            no large file or fuzzing, on every core (pytest-xdist; PARAEVAL_TEST_PROCESSES=1 for
 #                            one process); under 3 minutes on 2 cores. CI runs the whole suite.
 set -euo pipefail
 MARKERS=()
@@ -15,7 +15,7 @@ if [[ "${1:-}" == "--fast" ]]; then
   shift
   # Several pytest processes: each gets its own test database (pytest-django adds _gw0, _gw1, ...).
   # The full run stays in one process: its browser and worker tests start servers of their own.
-  MARKERS=(-m "not browser and not worker and not model and not slow and not fuzz" -n "${PARAEVAL_TEST_PROCESSES:-auto}")
+  MARKERS=(-m "not browser and not worker and not model and not served and not slow and not fuzz" -n "${PARAEVAL_TEST_PROCESSES:-auto}")
 fi
 cd "$(dirname "$0")/.."
 ROOT=$(pwd)

@@ -126,7 +126,7 @@ def test_the_fast_lane_leaves_out_the_slow_kinds_of_test(tmp_path: Path) -> None
     assert with_fast.returncode == 0
     args = (tmp_path / "venv" / "pytest-env").read_text(encoding="utf-8").splitlines()[1]
     assert (
-        args == "--durations=15 -m not browser and not worker and not model and not slow and not fuzz "
+        args == "--durations=15 -m not browser and not worker and not model and not served and not slow and not fuzz "
         "-n auto tests/test_x.py"
     )
 

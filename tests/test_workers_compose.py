@@ -7,11 +7,14 @@ service has a health check; ``depends_on`` names services whose health checks ex
 
 from __future__ import annotations
 
+import hashlib
 import importlib.util
+import json
 import re
 import shlex
 from pathlib import Path
 
+import jsonschema
 import pytest
 import yaml
 from django.core.management import get_commands
@@ -31,12 +34,32 @@ def setting_names() -> set[str]:
     return set(found) | set(re.findall(r'os\.environ\.get\(\s*"([A-Z0-9_]+)"', source))
 
 
-def documented_models() -> list:
-    """The two-model PARAPLUIE_MODELS the file's header documents for the gpu profile."""
+def documented_models(which: int = 0) -> list:
+    """A PARAPLUIE_MODELS the file's header documents for the gpu profile: the two in-process
+    models (0), the judge vLLM serves (1)."""
     text = (ROOT / "docker-compose.yml").read_text()
-    match = re.search(r'#\s+PARAPLUIE_MODELS="([^"]+)"', text)
-    assert match, "the header documents no PARAPLUIE_MODELS for the GPU workers"
-    return parse_models(match.group(1))
+    found = re.findall(r'#\s+PARAPLUIE_MODELS="([^"]+)"', text)
+    assert len(found) == 2, "the header documents the GPU workers' and the served judge's PARAPLUIE_MODELS"
+    return parse_models(found[which])
+
+
+COMPOSE_SCHEMA = ROOT / "tests" / "schemas" / "compose-spec.json"
+
+
+def test_the_file_is_valid_against_the_compose_specification_schema() -> None:
+    """The Compose Specification's JSON schema, vendored (tests/schemas/README.md says from where)."""
+    raw = COMPOSE_SCHEMA.read_bytes()
+    assert hashlib.sha256(raw).hexdigest() == "0dc04bd346dcfee1b1419628fff79937bbf076925f298f272a2b490e2b112bac"
+    validator = jsonschema.Draft201909Validator(json.loads(raw))
+    errors = [f"{'/'.join(map(str, error.path))}: {error.message}" for error in validator.iter_errors(COMPOSE)]
+    assert errors == []
+    # The check has teeth: a misspelt key, a wrong type and an unknown condition are caught.
+    broken = yaml.safe_load((ROOT / "docker-compose.yml").read_text())
+    broken["services"]["vllm"]["restart_policy"] = "always"
+    broken["services"]["vllm"]["ipc"] = 1
+    broken["services"]["served-mistral"]["depends_on"]["vllm"]["condition"] = "service_ready"
+    found = sorted(error.message for error in validator.iter_errors(broken))
+    assert len(found) == 3, found
 
 
 def words(command: str | list[str]) -> list[str]:
@@ -50,6 +73,8 @@ def test_the_expected_services_exist_with_health_checks_and_volumes() -> None:
         "interactive-worker",
         "gpu-mistral",
         "gpu-qwen",
+        "vllm",
+        "served-mistral",
         "beat",
         "postgres",
         "redis",
@@ -98,7 +123,8 @@ def test_commands_name_real_modules_commands_and_queues() -> None:
                 assert (ROOT / word).stat().st_mode & 0o111, "scripts/worker.sh is not executable"
                 seen["worker"] = True
             if word == "--model":
-                assert command[index + 1] in judges, f"{name}: no judge model {command[index + 1]!r}"
+                served = {judge.name for judge in documented_models(1)}
+                assert command[index + 1] in set(judges) | served, f"{name}: no judge model {command[index + 1]!r}"
             if word == "celery":
                 assert command[index + 1 : index + 3] == ["-A", "paraeval"]
                 assert importlib.util.find_spec("paraeval.celery") is not None
@@ -150,10 +176,29 @@ def test_depends_on_conditions_are_consistent() -> None:
                 assert "healthcheck" in SERVICES[dependency], f"{name} waits for {dependency}'s missing health check"
             assert rule["condition"] in {"service_started", "service_healthy", "service_completed_successfully"}
     # The workers and beat need the database migrated: they wait for a healthy web service.
-    for name in ("worker", "gpu-mistral", "gpu-qwen", "beat"):
+    for name in ("worker", "gpu-mistral", "gpu-qwen", "served-mistral", "beat"):
         assert SERVICES[name]["depends_on"]["web"]["condition"] == "service_healthy"
         assert SERVICES[name]["depends_on"]["redis"]["condition"] == "service_healthy"
     assert SERVICES["web"]["depends_on"]["postgres"]["condition"] == "service_healthy"
+
+
+def test_vllm_serves_the_papers_judge_to_a_served_judge_worker_that_needs_no_gpu() -> None:
+    (judge,) = documented_models(1)
+    vllm, worker = SERVICES["vllm"], SERVICES["served-mistral"]
+    assert vllm["image"].startswith("vllm/vllm-openai:") and vllm["profiles"] == ["gpu"]
+    command = vllm["command"]
+    model = command[command.index("--model") + 1]
+    served_name = command[command.index("--served-model-name") + 1]
+    assert model == "/models/Mistral-7B-Instruct-v0.2" and "/models:ro" in " ".join(vllm["volumes"])
+    assert command[command.index("--max-logprobs") + 1] == "20"  # the top-k ParaPLUIE asks for
+    assert vllm["environment"]["HF_HUB_OFFLINE"] == "1"  # never downloads
+    assert judge.served is not None and judge.name == "mistral-served"
+    assert judge.served.base_url == "http://vllm:8000"  # the service's name and vLLM's port
+    assert judge.served.served_model == served_name
+    assert judge.served.chat_template == model  # the prompt rendered from the model's own files
+    assert worker["profiles"] == ["gpu"] and "deploy" not in worker  # HTTP only: no GPU reserved
+    assert words(worker["command"])[:3] == ["scripts/worker.sh", "--model", judge.name]
+    assert worker["depends_on"]["vllm"]["condition"] == "service_healthy"
 
 
 @pytest.mark.parametrize(

@@ -6,6 +6,12 @@
         mistral[model=/models/Mistral-7B-Instruct-v0.2,device=cuda,dtype=bfloat16,batch_size=64]"
 
 or the same as JSON (``[{"name": "mistral", "model": "/models/...", "device": "cuda", ...}]``).
+A judge served by an OpenAI-compatible server (vLLM, llama.cpp's server, TGI, Ollama) is named
+by its address instead of a model (:class:`ServedEndpoint`, scored by :mod:`scoring.metrics.served`)::
+
+    PARAPLUIE_MODELS="mistral[server=http://vllm:8000,served_model=mistralai/Mistral-7B-Instruct-v0.2,
+        chat_template=/models/Mistral-7B-Instruct-v0.2,api_key_file=/run/secrets/vllm_key]"
+
 Unset, the list is one model built from the single-model settings (``PARAPLUIE_MODEL``,
 ``PARAPLUIE_DEVICE``, ``PARAPLUIE_DTYPE``, ``PARAPLUIE_BATCH_SIZE``): the embedded SmolLM2 by
 default. Models are never downloaded: a model is ``embedded`` or a local folder (or a hub id
@@ -38,6 +44,50 @@ DTYPES = ("float32", "float16", "bfloat16")
 QUEUE_PREFIX = "llm."
 _SAFE = re.compile(r"[^a-z0-9_-]+")
 _OPTIONS = ("model", "device", "dtype", "batch_size")
+# The options of a served judge (one named by server=), see ServedEndpoint.
+_SERVED_OPTIONS = (
+    "server",
+    "served_model",
+    "chat_template",
+    "api_key_file",
+    "concurrency",
+    "rate",
+    "top_logprobs",
+    "mode",
+    "timeout",
+    "retries",
+)
+SERVED_MODES = ("auto", "top-k", "exact")
+
+
+@dataclass(frozen=True)
+class ServedEndpoint:
+    """A judge model behind an OpenAI-compatible API, and how to ask it.
+
+    ``chat_template``: where the prompt's chat template comes from: ``embedded`` (the embedded
+    SmolLM2's GGUF), a local tokenizer folder or ``.gguf`` file of the served model (the prompt is
+    rendered here, byte for byte the in-process judge's, and sent to ``/v1/completions``), or
+    ``server`` (the server applies its own template, ``/v1/chat/completions``). ``mode``: ``auto``
+    reads the answer from the top log-probabilities and, where the server returns prompt
+    log-probabilities, fills the pairs whose answer is not among them; ``top-k`` or ``exact``
+    only. ``rate``: requests per second from one worker process (0: no limit).
+    """
+
+    server: str
+    served_model: str = ""  # "": the one model the server lists
+    chat_template: str = "server"
+    api_key_file: str = ""
+    concurrency: int = 8
+    rate: float = 0.0
+    top_logprobs: int = 20
+    mode: str = "auto"
+    timeout: float = 60.0
+    retries: int = 6
+
+    @property
+    def base_url(self) -> str:
+        """The server's address without a trailing ``/v1`` (the paths add it)."""
+        return self.server.rstrip("/").removesuffix("/v1").rstrip("/")
 
 
 @dataclass(frozen=True)
@@ -51,6 +101,7 @@ class JudgeModel:
     batch_size: int = 8
     template: str | None = None  # a tuned judge judges with the template it was tuned with only
     tuned_from: str | None = None  # a tuned judge's base model (its name)
+    served: ServedEndpoint | None = None  # a judge behind an OpenAI-compatible server (model: its address)
 
     @property
     def queue(self) -> str:
@@ -59,6 +110,10 @@ class JudgeModel:
     def judges_with(self, template: str) -> bool:
         """Whether this model scores with ``template`` (a tuned judge: its own template only)."""
         return self.template is None or self.template == template
+
+    @property
+    def is_served(self) -> bool:
+        return self.served is not None
 
 
 def safe_name(text: str) -> str:
@@ -81,10 +136,61 @@ def default_name(model: str) -> str:
     return safe_name(Path(model.rstrip("/")).name or model)
 
 
+def _number(where: str, key: str, value: object, default: float, *, minimum: float = 0.0) -> float:
+    try:
+        number = float(str(value)) if value is not None else default
+    except ValueError:
+        raise SpecError(f"{where}: {key} must be a number, got {value!r}") from None
+    if number < minimum:
+        raise SpecError(f"{where}: {key} must be at least {minimum:g}, got {number:g}")
+    return number
+
+
+def _served_judge(name: str, fields: Mapping[str, object], where: str) -> JudgeModel:
+    unknown = sorted(set(fields) - set(_SERVED_OPTIONS))
+    if unknown:
+        raise SpecError(
+            f"{where}: a served judge (server=) has no option {', '.join(unknown)}; use {', '.join(_SERVED_OPTIONS)}"
+        )
+    server = str(fields["server"]).strip()
+    if not server.startswith(("http://", "https://")):
+        raise SpecError(f"{where}: server must be an http:// or https:// address, got {server!r}")
+    chat_template = str(fields.get("chat_template") or "").strip()
+    if not chat_template:
+        raise SpecError(
+            f"{where}: chat_template= is missing: a local tokenizer folder or .gguf file of the served model "
+            "(the prompt is rendered here, as the in-process judge renders it), embedded, or server "
+            "(the server's own chat template)"
+        )
+    mode = str(fields.get("mode", "auto"))
+    if mode not in SERVED_MODES:
+        raise SpecError(f"{where}: mode must be one of {', '.join(SERVED_MODES)}, got {mode!r}")
+    endpoint = ServedEndpoint(
+        server=server,
+        served_model=str(fields.get("served_model") or "").strip(),
+        chat_template=chat_template,
+        api_key_file=str(fields.get("api_key_file") or "").strip(),
+        concurrency=to_int(where, "concurrency", str(fields.get("concurrency", 8))),
+        rate=_number(where, "rate", fields.get("rate"), 0.0),
+        top_logprobs=to_int(where, "top_logprobs", str(fields.get("top_logprobs", 20))),
+        mode=mode,
+        timeout=_number(where, "timeout", fields.get("timeout"), 60.0, minimum=0.1),
+        retries=to_int(where, "retries", str(fields.get("retries", 6)), minimum=0),
+    )
+    label = endpoint.served_model or endpoint.base_url.split("//", 1)[-1]
+    judge_name = safe_name(name) if name else safe_name(label.rsplit("/", 1)[-1])
+    return JudgeModel(judge_name, endpoint.base_url, "server", "float32", endpoint.concurrency, served=endpoint)
+
+
 def _judge(name: str, fields: Mapping[str, object], where: str) -> JudgeModel:
+    if "server" in fields:
+        return _served_judge(name, fields, where)
     unknown = sorted(set(fields) - set(_OPTIONS))
     if unknown:
-        raise SpecError(f"{where}: unknown option(s) {', '.join(unknown)}; use {', '.join(_OPTIONS)}")
+        raise SpecError(
+            f"{where}: unknown option(s) {', '.join(unknown)}; use {', '.join(_OPTIONS)} "
+            f"(or server= and {', '.join(_SERVED_OPTIONS[1:])} for a served judge)"
+        )
     model = str(fields.get("model") or "").strip()
     if not model:
         raise SpecError(f"{where}: model= is missing (embedded, or a local folder)")

@@ -285,7 +285,30 @@ def _with_spec(metric: Metric, spec: str) -> Metric:
     return metric
 
 
+def _generates(template: str) -> bool:
+    """An INDIRECT template (the model writes an explanation first): not for served judges."""
+    from scoring.metrics.templates import TemplateKind, get_template
+
+    return get_template(template).kind is TemplateKind.INDIRECT
+
+
+def _build_served(spec: Spec, judge: JudgeModel) -> Metric:
+    """ParaPLUIE on a served judge (:mod:`scoring.metrics.served`): asks the server who it is."""
+    from scoring.metrics.served import ServedParaPluie
+
+    if spec.option("dtype") is not None:
+        raise InvalidSpec(f"{spec}: {judge.name} is a served judge; its server decides the dtype")
+    try:
+        metric = ServedParaPluie(spec.name.removeprefix("parapluie_"), judge)
+    except ValueError as error:
+        raise InvalidSpec(f"{spec}: {error}") from None
+    metric.judge = judge.name  # type: ignore[attr-defined]
+    return _with_spec(metric, str(Spec(spec.name, (("model", judge.name),))))
+
+
 def _build_parapluie(entry: MetricEntry, spec: Spec, judge: JudgeModel) -> Metric:
+    if judge.is_served:
+        return _build_served(spec, judge)
     options = judge_options(judge)
     dtype = spec.option("dtype")
     if dtype is not None:
@@ -311,7 +334,9 @@ def build_specs(text: str) -> list[Metric]:
         if model is None:
             # Every judge model that judges with this template (a tuned judge: its own template only).
             return [
-                _build_parapluie(entry, spec, judge) for judge in configured_models() if judge.judges_with(template)
+                _build_parapluie(entry, spec, judge)
+                for judge in configured_models()
+                if judge.judges_with(template) and not (judge.is_served and _generates(template))
             ]
         try:
             judge = find_model(model)

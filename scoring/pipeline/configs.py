@@ -27,7 +27,7 @@ from django.db.models.signals import post_delete, post_save
 from django.dispatch import receiver
 
 from scoring.metrics import environment, registry
-from scoring.metrics.base import Metric
+from scoring.metrics.base import Metric, MetricUnavailable
 from scoring.metrics.registry import UnknownMetric, build_metric, build_specs, metric_names, parse_spec
 from scoring.models import MetricConfig
 
@@ -42,6 +42,7 @@ class UnavailableMetric:
 
     name: str
     reason: str
+    retry: bool = False  # unavailable for now (a served judge's server unreachable): built again next time
 
 
 def plugin_metrics() -> dict[str, MetricFactory]:
@@ -121,6 +122,8 @@ def build_enabled() -> tuple[list[Metric], list[UnavailableMetric]]:
 
     # A tuned judge added or removed (scoring.tuning.service) is another set of metrics.
     metrics, unavailable = _build_enabled(tuned_state())
+    if any(item.retry for item in unavailable):
+        _build_enabled.cache_clear()  # a served judge's server was down: ask it again next time
     return list(metrics), list(unavailable)
 
 
@@ -135,7 +138,7 @@ def _build_enabled(tuned: tuple[tuple[str, int], ...] = ()) -> tuple[tuple[Metri
         except Exception as error:  # noqa: BLE001 - any construction error disables only this metric
             reason = f"{type(error).__name__}: {error}"
             logger.warning("metric %s is enabled in PARAEVAL_METRICS but cannot be built: %s", name, reason)
-            unavailable.append(UnavailableMetric(name, reason))
+            unavailable.append(UnavailableMetric(name, reason, retry=isinstance(error, MetricUnavailable)))
             continue
         for metric in built:
             if metric.config_hash not in seen:
@@ -187,7 +190,12 @@ def queue_models() -> dict[str, str]:
     from scoring.metrics.judges import configured_models
 
     return {
-        judge.queue: f"{judge.name} ({judge.model}, {judge.device}, {judge.dtype})" for judge in configured_models()
+        judge.queue: (
+            f"{judge.name} (served at {judge.model})"
+            if judge.is_served
+            else f"{judge.name} ({judge.model}, {judge.device}, {judge.dtype})"
+        )
+        for judge in configured_models()
     }
 
 

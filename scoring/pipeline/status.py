@@ -65,6 +65,17 @@ class QueueStatus:
     per_minute: dict[int, float]
 
 
+@dataclass(frozen=True)
+class ServedJudgeStatus:
+    """A judge model behind an OpenAI-compatible server: who it is and what its probe found."""
+
+    judge: str
+    server: str
+    model: str
+    mode: str
+    probe: list[str]
+
+
 @dataclass
 class StatusReport:
     generated_at: datetime
@@ -81,6 +92,7 @@ class StatusReport:
     series: dict[str, list[int]]
     series_minutes: list[datetime] = field(default_factory=list)
     queues: list[QueueStatus] = field(default_factory=list)
+    served: list[ServedJudgeStatus] = field(default_factory=list)
 
     @property
     def workers_alive(self) -> int:
@@ -119,7 +131,27 @@ def collect(now: datetime | None = None) -> StatusReport:
         series=series,
         series_minutes=minutes,
         queues=_queues(names, queues.lengths, workers, throughput),
+        served=_served(metrics),
     )
+
+
+def _served(metrics: list[Metric]) -> list[ServedJudgeStatus]:
+    """The served judges among the enabled metrics, once each, with their probe's findings
+    (:mod:`scoring.metrics.served` probed each server when its metric was built)."""
+    found: dict[str, ServedJudgeStatus] = {}
+    for metric in metrics:
+        served = getattr(metric, "served", None)
+        judge = str(getattr(metric, "judge", ""))
+        if served is None or judge in found:
+            continue
+        found[judge] = ServedJudgeStatus(
+            judge=judge,
+            server=served.endpoint.base_url,
+            model=served.identity.model,
+            mode=served.plan.mode,
+            probe=served.plan.capabilities.lines(),
+        )
+    return list(found.values())
 
 
 _SERVES = {
@@ -289,6 +321,7 @@ def as_json(report: StatusReport) -> dict[str, object]:
         ],
         "totals": report.totals,
         "unavailable": [asdict(metric) for metric in report.unavailable],
+        "served": [asdict(judge) for judge in report.served],
         "throughput": {queue: {str(k): v for k, v in windows.items()} for queue, windows in report.throughput.items()},
         "series": {
             "minutes": [minute.isoformat() for minute in report.series_minutes],

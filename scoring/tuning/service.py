@@ -85,7 +85,15 @@ def labelled_pairs(campaign: Campaign, reference: str = "volunteers") -> Trainin
 
 def base_judge(name: str | None) -> JudgeModel:
     """The configured judge model to tune (the first one by default); a tuned judge is not tuned again."""
-    judges = [judge for judge in configured_models() if judge.tuned_from is None]
+    configured = configured_models()
+    served = {judge.name: judge.model for judge in configured if judge.is_served}
+    if name in served:
+        raise TuningRequestError(
+            f"judge model {name!r} is served by {served[name]}: its weights are not here to tune; "
+            "tune a judge model that runs in a worker"
+        )
+    # A served judge's weights sit on its server: only in-process models are tuned here.
+    judges = [judge for judge in configured if judge.tuned_from is None and not judge.is_served]
     if not judges:
         raise TuningRequestError("no judge model is configured (PARAPLUIE_MODELS)")
     if not name:

@@ -27,6 +27,7 @@ from annotate.labels import ENGLISH_LEVEL_ORDER
 from annotate.models import Campaign, campaign_label
 from annotate.teams import campaigns_for
 from scoring.reports import dataset
+from scoring.reports.failures import failure_reasons
 from scoring.reports.service import FilterError, campaign_report, report_etag, report_etag_of
 from scoring.tuning import service as judge_tuning
 
@@ -111,6 +112,7 @@ def dashboard(request: HttpRequest) -> HttpResponse:
             origins=dataset.origins(campaign),
             exports=export_links(campaign.slug),
             tuned_notes=judge_tuning.dashboard_notes(campaign),
+            failure_reasons=failure_reasons(campaign),
             **_paraphrasus_context(campaign, request.GET.get("fit_on") or None),
         )
     status = 404 if context["missing_slug"] else 200
