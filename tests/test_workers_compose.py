@@ -79,7 +79,7 @@ def test_the_expected_services_exist_with_health_checks_and_volumes() -> None:
         "postgres",
         "redis",
     }
-    assert set(APP_SERVICES) == {"web", "worker", "interactive-worker", "gpu-mistral", "gpu-qwen", "beat"}
+    assert set(APP_SERVICES) == {"web", "worker", "interactive-worker", "gpu-mistral", "gpu-qwen", "served-mistral", "beat"}
     for name, service in SERVICES.items():
         assert service.get("healthcheck", {}).get("test"), f"{name} has no health check"
     assert SERVICES["postgres"]["image"] == "postgres:15"
