@@ -156,3 +156,9 @@ class TunedJudge(models.Model):
 
     def __str__(self) -> str:
         return self.label or f"{self.base_judge} tuning #{self.pk} ({self.status})"
+
+
+# A probe set's models live in their own module; imported here so Django registers them.
+from scoring.probe_models import ProbePair, ProbeSet  # noqa: E402
+
+__all__ = ["EXTERNAL_QUEUE", "MetricConfig", "ProbePair", "ProbeSet", "QueuedScore", "Score", "TunedJudge", "WorkerHeartbeat"]

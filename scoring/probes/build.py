@@ -265,7 +265,8 @@ def padded(text: str, tokens: Sequence[Token], rng: random.Random) -> tuple[str,
     """The sentence after a meaning-neutral opening clause."""
     opening = rng.choice(PADDING)
     first = tokens[0] if tokens else None
-    keep_capital = first is not None and (first.pos == "PROPN" or first.text == "I" or first.ent_type != "")
+    # Only a name keeps its capital ("At least five" is an entity, not a name).
+    keep_capital = first is not None and (first.pos == "PROPN" or first.text == "I")
     body = text if keep_capital else text[:1].lower() + text[1:]
     return opening + body, opening.strip()
 

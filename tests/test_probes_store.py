@@ -1,0 +1,103 @@
+"""A probe set stored as a closed campaign of its own, from the command line; its robustness
+card printed by ``evaluate_metrics --robustness`` from scores stored like any other."""
+
+from __future__ import annotations
+
+from io import StringIO
+
+import pytest
+from django.core.management import CommandError, call_command
+
+from annotate.models import Campaign, Pair
+from scoring.models import ProbePair, ProbeSet, Score
+from tests.builders import make_campaign, make_metric_config, make_pair
+from tests.test_analysis_robustness import SENTENCES, bag_of_words_cosine, bigram_overlap
+
+pytestmark = pytest.mark.django_db
+
+
+def run(*args: str) -> str:
+    out = StringIO()
+    call_command(*args, stdout=out)
+    return out.getvalue()
+
+
+def test_build_probes_stores_a_closed_campaign_with_each_pair_relation() -> None:
+    campaign = make_campaign(slug="news")
+    source = make_pair(campaign, source="Flights from Boston to Denver leave daily.", hypothesis="Daily flights go from Boston to Denver.", gold_label=True)
+    make_pair(campaign, source="Training.", hypothesis="Training.", is_training=True, training_position=1)
+    output = run("build_probes", "--campaign", "news", "--kinds", "paws_swap,reversed", "--seed", "20250101")
+    assert output.splitlines() == [
+        f"Probe set {ProbeSet.objects.get().pk}: campaign news-probes, 6 pairs from 1 source pairs",
+        "  control: 3",
+        "  original: 1",
+        "  paws_swap: 1",
+        "  reversed: 1",
+    ]
+    probe_campaign = Campaign.objects.get(slug="news-probes")
+    assert probe_campaign.is_open is False
+    assert probe_campaign.probe_set.source_campaign == campaign
+    stored = [
+        (p.pair.source, p.pair.hypothesis, p.pair.gold_label, p.kind, p.group, p.source_pair_id, p.expected_paraphrase, p.detail)
+        for p in ProbePair.objects.select_related("pair").order_by("pair_id")
+    ]
+    s, h, g = source.source, source.hypothesis, str(source.pk)
+    assert stored == [
+        (s, h, True, "original", g, source.pk, True, "original"),
+        (s, "Flights from Denver to Boston leave daily.", False, "paws_swap", g, source.pk, False, "Boston <-> Denver"),
+        (s, s, True, "control", g, source.pk, True, "identity"),
+        (s, "Flights from Boston to Denver leave daily", True, "control", g, source.pk, True, "punctuation"),
+        (s, "flights from boston to denver leave daily.", True, "control", g, source.pk, True, "case"),
+        (h, s, True, "reversed", g, source.pk, True, "reversed"),
+    ]
+    # The volunteers' campaign is untouched: its pairs are the two it had.
+    assert Pair.objects.filter(campaign=campaign).count() == 2
+
+
+@pytest.mark.parametrize(
+    ("args", "message"),
+    [
+        (["--campaign", "nope"], "no campaign with slug 'nope'"),
+        (["--campaign", "news", "--kinds", "paws_swap,shuffle"], "unknown probe kind 'shuffle'; choose from multi_swap, paws_swap, number, date, negation, reversed, padded"),
+        (["--campaign", "news", "--origin", "mrpc"], "campaign 'news' has no pairs of origin 'mrpc' to build probes from"),
+    ],
+)
+def test_refusals_name_what_is_wrong_and_store_nothing(args: list[str], message: str) -> None:
+    make_pair(make_campaign(slug="news"), origin="test")
+    with pytest.raises(CommandError) as error:
+        run("build_probes", *args)
+    assert str(error.value) == message
+    assert ProbeSet.objects.count() == 0
+    assert Campaign.objects.count() == 1
+
+
+def test_a_probe_set_is_not_a_source() -> None:
+    make_pair(make_campaign(slug="news"))
+    run("build_probes", "--campaign", "news", "--kinds", "reversed")
+    with pytest.raises(CommandError, match="is a probe set itself"):
+        run("build_probes", "--campaign", "news-probes")
+
+
+def test_robustness_card_of_stored_scores() -> None:
+    campaign = make_campaign(slug="news")
+    for sentence in SENTENCES:
+        make_pair(campaign, source=sentence, hypothesis=sentence, gold_label=True)
+    run("build_probes", "--campaign", "news", "--kinds", "paws_swap", "--seed", "5")
+    cosine = make_metric_config("bow", label="bag of words")
+    bigrams = make_metric_config("bigrams", label="bigrams")
+    # The same scores as a distance (lower is closer): the card must read it the same way.
+    distance = make_metric_config("lev", label="distance")
+    for pair in Pair.objects.filter(campaign__slug="news-probes"):
+        Score.objects.create(pair=pair, metric_config=cosine, value=bag_of_words_cosine(pair.source, pair.hypothesis))
+        value = bigram_overlap(pair.source, pair.hypothesis)
+        Score.objects.create(pair=pair, metric_config=bigrams, value=value)
+        Score.objects.create(pair=pair, metric_config=distance, value=1 - value)
+    output = run("evaluate_metrics", "--campaign", "news", "--robustness", "--resamples", "0")
+    lines = output.splitlines()
+    assert lines[0] == f"Robustness on probe set {ProbeSet.objects.get().pk} (campaign news-probes)"
+    assert lines[3:6] == [
+        "| bigrams | 1.000 (n=8) | — | — | — | — | — | — | — | — |",
+        "| bag of words | 0.500 (n=8) | — | — | — | — | — | — | — | — |",
+        "| distance | 1.000 (n=8) | — | — | — | — | — | — | — | — |",
+    ]
+    assert "0.5 is a metric blind to the change" in output
