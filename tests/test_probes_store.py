@@ -101,3 +101,50 @@ def test_robustness_card_of_stored_scores() -> None:
         "| distance | 1.000 (n=8) | — | — | — | — | — | — | — | — |",
     ]
     assert "0.5 is a metric blind to the change" in output
+
+
+# --- The API -------------------------------------------------------------------------------
+
+from tests.api_support import *  # noqa: E402, F403
+
+
+def test_api_serves_the_cards_and_a_sample_of_each_kind(staff_api, api) -> None:  # type: ignore[no-untyped-def]
+    campaign = make_campaign(slug="news")
+    make_pair(campaign, source="Flights from Boston to Denver leave daily.", hypothesis="Daily flights go from Boston to Denver.", gold_label=True)
+    run("build_probes", "--campaign", "news", "--kinds", "paws_swap", "--seed", "20250101")
+    config = make_metric_config("bow", label="bag of words")
+    for pair in Pair.objects.filter(campaign__slug="news-probes"):
+        Score.objects.create(pair=pair, metric_config=config, value=bag_of_words_cosine(pair.source, pair.hypothesis))
+    assert api.get("/api/campaigns/news/robustness/").status_code in (401, 403)
+    body = staff_api.get("/api/campaigns/news/robustness/?resamples=0&samples=1").json()
+    assert (body["campaign"], body["source_campaign"], body["seed"]) == ("news-probes", "news", 20250101)
+    [card] = body["cards"]
+    assert card["label"] == "bag of words"
+    assert card["card"]["below_control"][0] == {
+        "kind": "paws_swap",
+        "share": {"value": 0.5, "interval": None, "groups": 1, "comparisons": 3},
+    }
+    assert [(s["kind"], s["hypothesis"]) for s in body["samples"]] == [
+        ("control", "Flights from Boston to Denver leave daily"),
+        ("paws_swap", "Flights from Denver to Boston leave daily."),
+    ]
+
+
+@pytest.mark.parametrize(
+    ("query", "code", "body"),
+    [
+        ("?samples=x", 400, {"samples": ["samples: a whole number from 0 to 50, got 'x'"]}),
+        ("?resamples=-1", 400, {"resamples": ["resamples: a whole number from 0 to 10000, got '-1'"]}),
+    ],
+)
+def test_api_refuses_bad_parameters(staff_api, query: str, code: int, body: dict[str, list[str]]) -> None:  # type: ignore[no-untyped-def]
+    make_pair(make_campaign(slug="news"))
+    response = staff_api.get(f"/api/campaigns/news/robustness/{query}")
+    assert (response.status_code, response.json()) == (code, body)
+
+
+def test_api_without_a_probe_set_is_a_404_that_says_so(staff_api) -> None:  # type: ignore[no-untyped-def]
+    make_campaign(slug="plain")
+    response = staff_api.get("/api/campaigns/plain/robustness/")
+    assert response.status_code == 404
+    assert response.json() == {"detail": "campaign 'plain' has no probe set: build one with manage.py build_probes"}

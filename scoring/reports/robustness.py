@@ -113,3 +113,50 @@ def card_lines(cards: list[MetricCard]) -> list[str]:
     for name, reading in READINGS.items():
         lines.append(f"- {name.replace('_', ' ')}: {reading}")
     return lines
+
+
+@dataclass(frozen=True)
+class ProbeSample:
+    """One stored probe pair, for a researcher to judge the probes' quality by eye."""
+
+    pair_id: int
+    kind: str
+    source: str
+    hypothesis: str
+    expected_paraphrase: bool | None
+    swaps: int | None
+    detail: str
+
+
+def probe_samples(probe_set: ProbeSet, per_kind: int) -> list[ProbeSample]:
+    """The first ``per_kind`` pairs of each kind in a random order fixed by the set's seed."""
+    rows = ProbePair.objects.filter(probe_set=probe_set).select_related("pair").order_by("pair_id")
+    by_kind: dict[str, list[ProbePair]] = {}
+    for row in rows:
+        by_kind.setdefault(row.kind, []).append(row)
+    rng = np.random.default_rng(probe_set.seed)
+    samples = []
+    for kind in sorted(by_kind):
+        members = by_kind[kind]
+        for index in sorted(rng.permutation(len(members))[:per_kind]):
+            row = members[int(index)]
+            samples.append(
+                ProbeSample(row.pair_id, kind, row.pair.source, row.pair.hypothesis, row.expected_paraphrase, row.swaps, row.detail)
+            )
+    return samples
+
+
+def robustness_dict(probe_set: ProbeSet, cards: list[MetricCard], samples: list[ProbeSample]) -> dict[str, object]:
+    """The cards, their readings and a sample of each kind as plain JSON (API)."""
+    from scoring.analysis.plain import to_json
+
+    return {
+        "probe_set": probe_set.pk,
+        "campaign": probe_set.campaign.slug,
+        "source_campaign": probe_set.source_campaign.slug if probe_set.source_campaign else None,
+        "seed": probe_set.seed,
+        "pipeline": probe_set.pipeline,
+        "cards": to_json(cards),
+        "readings": READINGS,
+        "samples": to_json(samples),
+    }
