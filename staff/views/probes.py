@@ -1,0 +1,36 @@
+"""The staff page of a campaign's probe set: each metric's robustness card and a sample of each
+probe kind, so a researcher can judge the probes before trusting the figures.
+
+A thin view over :mod:`scoring.reports.robustness`.
+"""
+
+from __future__ import annotations
+
+from django.conf import settings
+from django.contrib.admin.views.decorators import staff_member_required
+from django.http import HttpRequest, HttpResponse
+from django.shortcuts import get_object_or_404, render
+from django.views.decorators.cache import never_cache
+from django.views.decorators.http import require_GET
+
+from annotate.models import Campaign
+from scoring.reports.robustness import READINGS, probe_samples, probe_set_for, robustness_cards
+
+SAMPLES_PER_KIND = 5
+
+
+@never_cache
+@staff_member_required
+@require_GET
+def probe_set_page(request: HttpRequest, slug: str) -> HttpResponse:
+    """The campaign's probe set (its own, or the latest built from it): cards and samples."""
+    campaign = get_object_or_404(Campaign, slug=slug)
+    probe_set = probe_set_for(campaign)
+    readings = [(name.replace("_", " ").capitalize(), text) for name, text in READINGS.items()]
+    context: dict[str, object] = {"campaign": campaign, "probe_set": probe_set, "readings": readings}
+    if probe_set is not None:
+        cards = robustness_cards(probe_set, resamples=settings.PARAEVAL_BOOTSTRAP_RESAMPLES, seed=settings.PARAEVAL_SEED)
+        context["cards"] = cards
+        context["kinds"] = [row.kind for row in cards[0].card.below_control] if cards else []
+        context["samples"] = probe_samples(probe_set, SAMPLES_PER_KIND)
+    return render(request, "staff/probes.html", context)
