@@ -33,7 +33,9 @@ class CampaignRobustnessView(APIView):
     @extend_schema(
         summary="Robustness cards of a campaign's metrics on its probe set",
         parameters=[
-            OpenApiParameter("resamples", int, description="Bootstrap resamples (default PARAEVAL_BOOTSTRAP_RESAMPLES)."),
+            OpenApiParameter(
+                "resamples", int, description="Bootstrap resamples (default PARAEVAL_BOOTSTRAP_RESAMPLES)."
+            ),
             OpenApiParameter("samples", int, description=f"Probe pairs shown per kind (default {SAMPLES_PER_KIND})."),
             OpenApiParameter("metrics", str, description="Comma-separated configuration labels or metric names."),
         ],
@@ -46,7 +48,10 @@ class CampaignRobustnessView(APIView):
     def get(self, request: Request, slug: str) -> Response:
         campaign = get_object_or_404(Campaign, slug=slug)
         resamples = _whole(
-            request.query_params.get("resamples"), "resamples", settings.PARAEVAL_BOOTSTRAP_RESAMPLES, settings.PARAEVAL_MAX_RESAMPLES
+            request.query_params.get("resamples"),
+            "resamples",
+            settings.PARAEVAL_BOOTSTRAP_RESAMPLES,
+            settings.PARAEVAL_MAX_RESAMPLES,
         )
         per_kind = _whole(request.query_params.get("samples"), "samples", SAMPLES_PER_KIND, MAX_SAMPLES_PER_KIND)
         for name, value in (("resamples", resamples), ("samples", per_kind)):
@@ -59,5 +64,7 @@ class CampaignRobustnessView(APIView):
                 status=status.HTTP_404_NOT_FOUND,
             )
         labels = [name.strip() for name in request.query_params.get("metrics", "").split(",") if name.strip()]
-        cards = robustness_cards(probe_set, resamples=int(resamples), seed=settings.PARAEVAL_SEED, labels=labels or None)
+        cards = robustness_cards(
+            probe_set, resamples=int(resamples), seed=settings.PARAEVAL_SEED, labels=labels or None
+        )
         return Response(robustness_dict(probe_set, cards, probe_samples(probe_set, int(per_kind))))

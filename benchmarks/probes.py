@@ -69,7 +69,10 @@ def main() -> int:
             for kind in (*BUILDABLE, ProbeKind.CONTROL):
                 chosen = [p for p in probes if p.kind == kind]
                 for probe in rng.sample(chosen, min(args.sample, len(chosen))):
-                    out.write(f"[{kind.value} {probe.swaps or ''} {probe.detail}]\n  S: {probe.source}\n  H: {probe.hypothesis}\n")
+                    out.write(
+                        f"[{kind.value} {probe.swaps or ''} {probe.detail}]\n"
+                        f"  S: {probe.source}\n  H: {probe.hypothesis}\n"
+                    )
         print(f"sample of {args.sample} per kind written to {args.sample_file}")
     return 0
 

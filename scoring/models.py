@@ -161,4 +161,13 @@ class TunedJudge(models.Model):
 # A probe set's models live in their own module; imported here so Django registers them.
 from scoring.probe_models import ProbePair, ProbeSet  # noqa: E402
 
-__all__ = ["EXTERNAL_QUEUE", "MetricConfig", "ProbePair", "ProbeSet", "QueuedScore", "Score", "TunedJudge", "WorkerHeartbeat"]
+__all__ = [
+    "EXTERNAL_QUEUE",
+    "MetricConfig",
+    "ProbePair",
+    "ProbeSet",
+    "QueuedScore",
+    "Score",
+    "TunedJudge",
+    "WorkerHeartbeat",
+]

@@ -105,7 +105,14 @@ def r_precision_by_hand(swaps: list[int], scores: list[float]) -> float:
 
 @pytest.mark.parametrize(
     "scores",
-    [[0.9, 0.8, 0.7, 0.6], [0.6, 0.7, 0.8, 0.9], [0.5, 0.5, 0.5, 0.5], [0.9, 0.9, 0.1, 0.2], [0.3, 0.9, 0.9, 0.9], [0.2, 0.8, 0.2, 0.1]],
+    [
+        [0.9, 0.8, 0.7, 0.6],
+        [0.6, 0.7, 0.8, 0.9],
+        [0.5, 0.5, 0.5, 0.5],
+        [0.9, 0.9, 0.1, 0.2],
+        [0.3, 0.9, 0.9, 0.9],
+        [0.2, 0.8, 0.2, 0.1],
+    ],
 )
 def test_group_ranking_measures_equal_the_hand_written_ones(scores: list[float]) -> None:
     swaps = [0, 1, 2, 3]

@@ -63,17 +63,37 @@ def test_controls_keep_the_meaning(probes: dict[str, list[Probe]]) -> None:
             True,
             "coordination",
         ),
-        (COMPANY.source, "The company did not sell 3,000 cats and dogs in Paris on Monday March 3 2004", True, "punctuation"),
-        (COMPANY.source, "the company did not sell 3,000 cats and dogs in paris on monday, march 3, 2004.", True, "case"),
+        (
+            COMPANY.source,
+            "The company did not sell 3,000 cats and dogs in Paris on Monday March 3 2004",
+            True,
+            "punctuation",
+        ),
+        (
+            COMPANY.source,
+            "the company did not sell 3,000 cats and dogs in paris on monday, march 3, 2004.",
+            True,
+            "case",
+        ),
     ]
 
 
 def test_number_date_and_negation_changes(probes: dict[str, list[Probe]]) -> None:
     assert rows(probes["b"], ProbeKind.NUMBER) == [
-        (COMPANY.source, "The company did not sell 4,000 cats and dogs in Paris on Monday, March 3, 2004.", False, "3,000 -> 4,000")
+        (
+            COMPANY.source,
+            "The company did not sell 4,000 cats and dogs in Paris on Monday, March 3, 2004.",
+            False,
+            "3,000 -> 4,000",
+        )
     ]
     assert rows(probes["b"], ProbeKind.DATE) == [
-        (COMPANY.source, "The company did not sell 3,000 cats and dogs in Paris on Monday, October 3, 2004.", False, "March -> October")
+        (
+            COMPANY.source,
+            "The company did not sell 3,000 cats and dogs in Paris on Monday, October 3, 2004.",
+            False,
+            "March -> October",
+        )
     ]
     # A negation removed ...
     assert rows(probes["b"], ProbeKind.NEGATION) == [
@@ -93,13 +113,30 @@ def test_number_date_and_negation_changes(probes: dict[str, list[Probe]]) -> Non
 
 
 def test_multi_swap_versions_swap_one_more_pair_each(probes: dict[str, list[Probe]]) -> None:
-    ranked = [(p.swaps, p.hypothesis, p.expected_paraphrase) for p in probes["c"] if p.kind in ("original", "multi_swap")]
+    ranked = [
+        (p.swaps, p.hypothesis, p.expected_paraphrase) for p in probes["c"] if p.kind in ("original", "multi_swap")
+    ]
     assert ranked == [
         (0, AMROZI.hypothesis, True),
-        (1, 'Referring to him as only "the evidence", Amrozi accused his brother of deliberately distorting his witness.', False),
-        (2, 'Referring to him as deliberately "the evidence", Amrozi accused his brother of only distorting his witness.', False),
+        (
+            1,
+            'Referring to him as only "the evidence", '
+            "Amrozi accused his brother of deliberately distorting his witness.",
+            False,
+        ),
+        (
+            2,
+            'Referring to him as deliberately "the evidence", '
+            "Amrozi accused his brother of only distorting his witness.",
+            False,
+        ),
         # The capital follows the first position: "accused" arrives there, "Referring" leaves it.
-        (3, 'Accused to him as deliberately "the evidence", Amrozi referring his brother of only distorting his witness.', False),
+        (
+            3,
+            'Accused to him as deliberately "the evidence", '
+            "Amrozi referring his brother of only distorting his witness.",
+            False,
+        ),
     ]
     # Too few swap tags in the flights pair's hypothesis (paper 004 asks for three): no versions.
     assert [p for p in probes["a"] if p.kind == ProbeKind.MULTI_SWAP] == []

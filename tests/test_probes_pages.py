@@ -18,8 +18,14 @@ from tests.test_analysis_robustness import bag_of_words_cosine, bigram_overlap
 from tests.test_staff_browser import _fresh_caches, log_in, shoot  # noqa: F401 - autouse
 
 SOURCES = [
-    ("Flights from Boston to Denver were cancelled by the small airline after the long strike.", "The small airline cancelled flights from Boston to Denver after the long strike."),
-    ("The company did not sell 3,000 cats and dogs in Paris on Monday, March 3, 2004.", "In Paris the company sold no cats or dogs on March 3, 2004."),
+    (
+        "Flights from Boston to Denver were cancelled by the small airline after the long strike.",
+        "The small airline cancelled flights from Boston to Denver after the long strike.",
+    ),
+    (
+        "The company did not sell 3,000 cats and dogs in Paris on Monday, March 3, 2004.",
+        "In Paris the company sold no cats or dogs on March 3, 2004.",
+    ),
 ]
 
 
@@ -42,14 +48,18 @@ def test_page_shows_cards_readings_and_samples(client, settings) -> None:  # typ
     client.force_login(make_staff())
     page = client.get("/staff/campaigns/news/probes/").content.decode()
     assert "Campaign <code>news-probes</code>, built from 2 pairs of\n  <code>news</code>" in page
-    assert '<tr data-config="' in page and "<th scope=\"row\">bag of words</th>" in page
+    assert '<tr data-config="' in page and '<th scope="row">bag of words</th>' in page
     # The bag of words ties every swap with its controls: one half, on both source pairs.
     assert '<td class="num" data-label="paws_swap:">0.500<br><span class="muted small">n=2</span></td>' in page
     assert "0.5 is a metric blind to the change" in page
     for kind in ("multi_swap", "paws_swap", "number", "date", "negation", "reversed", "padded", "control", "original"):
         assert f'<tr data-kind="{kind}">' in page
     # The group key is the source pair's id, so the new leading digit depends on it: any but 3.
-    assert re.search(r'<td data-label="Hypothesis:">The company did not sell [124-9],000 cats and dogs in Paris on Monday, March 3, 2004.</td>', page)
+    assert re.search(
+        r'<td data-label="Hypothesis:">The company did not sell [124-9],000 cats and dogs '
+        r"in Paris on Monday, March 3, 2004.</td>",
+        page,
+    )
 
 
 @pytest.mark.django_db

@@ -24,7 +24,12 @@ def run(*args: str) -> str:
 
 def test_build_probes_stores_a_closed_campaign_with_each_pair_relation() -> None:
     campaign = make_campaign(slug="news")
-    source = make_pair(campaign, source="Flights from Boston to Denver leave daily.", hypothesis="Daily flights go from Boston to Denver.", gold_label=True)
+    source = make_pair(
+        campaign,
+        source="Flights from Boston to Denver leave daily.",
+        hypothesis="Daily flights go from Boston to Denver.",
+        gold_label=True,
+    )
     make_pair(campaign, source="Training.", hypothesis="Training.", is_training=True, training_position=1)
     output = run("build_probes", "--campaign", "news", "--kinds", "paws_swap,reversed", "--seed", "20250101")
     assert output.splitlines() == [
@@ -38,7 +43,16 @@ def test_build_probes_stores_a_closed_campaign_with_each_pair_relation() -> None
     assert probe_campaign.is_open is False
     assert probe_campaign.probe_set.source_campaign == campaign
     stored = [
-        (p.pair.source, p.pair.hypothesis, p.pair.gold_label, p.kind, p.group, p.source_pair_id, p.expected_paraphrase, p.detail)
+        (
+            p.pair.source,
+            p.pair.hypothesis,
+            p.pair.gold_label,
+            p.kind,
+            p.group,
+            p.source_pair_id,
+            p.expected_paraphrase,
+            p.detail,
+        )
         for p in ProbePair.objects.select_related("pair").order_by("pair_id")
     ]
     s, h, g = source.source, source.hypothesis, str(source.pk)
@@ -58,8 +72,14 @@ def test_build_probes_stores_a_closed_campaign_with_each_pair_relation() -> None
     ("args", "message"),
     [
         (["--campaign", "nope"], "no campaign with slug 'nope'"),
-        (["--campaign", "news", "--kinds", "paws_swap,shuffle"], "unknown probe kind 'shuffle'; choose from multi_swap, paws_swap, number, date, negation, reversed, padded"),
-        (["--campaign", "news", "--origin", "mrpc"], "campaign 'news' has no pairs of origin 'mrpc' to build probes from"),
+        (
+            ["--campaign", "news", "--kinds", "paws_swap,shuffle"],
+            "unknown probe kind 'shuffle'; choose from multi_swap, paws_swap, number, date, negation, reversed, padded",
+        ),
+        (
+            ["--campaign", "news", "--origin", "mrpc"],
+            "campaign 'news' has no pairs of origin 'mrpc' to build probes from",
+        ),
     ],
 )
 def test_refusals_name_what_is_wrong_and_store_nothing(args: list[str], message: str) -> None:
@@ -110,7 +130,12 @@ from tests.api_support import *  # noqa: E402, F403
 
 def test_api_serves_the_cards_and_a_sample_of_each_kind(staff_api, api) -> None:  # type: ignore[no-untyped-def]
     campaign = make_campaign(slug="news")
-    make_pair(campaign, source="Flights from Boston to Denver leave daily.", hypothesis="Daily flights go from Boston to Denver.", gold_label=True)
+    make_pair(
+        campaign,
+        source="Flights from Boston to Denver leave daily.",
+        hypothesis="Daily flights go from Boston to Denver.",
+        gold_label=True,
+    )
     run("build_probes", "--campaign", "news", "--kinds", "paws_swap", "--seed", "20250101")
     config = make_metric_config("bow", label="bag of words")
     for pair in Pair.objects.filter(campaign__slug="news-probes"):

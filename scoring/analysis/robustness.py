@@ -157,7 +157,9 @@ def group_r_precision(swaps: NDArray[np.int64], scores: NDArray[np.float64]) -> 
     above = scores > cut
     at_cut = scores == cut
     places_left = r - int(np.count_nonzero(above))
-    found = np.count_nonzero(above & relevant) + places_left * np.count_nonzero(at_cut & relevant) / np.count_nonzero(at_cut)
+    found = np.count_nonzero(above & relevant) + places_left * np.count_nonzero(at_cut & relevant) / np.count_nonzero(
+        at_cut
+    )
     return float(found / r)
 
 

@@ -26,13 +26,14 @@ from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
 from enum import StrEnum
 
-from scoring.probes.sentence import NOUN, Token, Unit, render, render_order, swap_groups, units
+from scoring.probes.sentence import NOUN, Token, render, render_order, swap_groups, units
 
 MAX_SWAPS = 3
-MONTHS = (
-    "January February March April May June July August September October November December".split()
-)
-WEEKDAYS = "Monday Tuesday Wednesday Thursday Friday Saturday Sunday".split()
+MONTHS = [
+    *("January", "February", "March", "April", "May", "June"),
+    *("July", "August", "September", "October", "November", "December"),
+]
+WEEKDAYS = ["Monday", "Tuesday", "Wednesday", "Thursday", "Friday", "Saturday", "Sunday"]
 # Openings that add words and no meaning (the length probe).
 PADDING = ("As it happens, ", "As a matter of fact, ", "It is worth noting that ")
 # "did not sell" for "sold": the auxiliary that carries the tense once "not" is inserted.
@@ -159,7 +160,9 @@ def coordination_swap(tokens: Sequence[Token]) -> tuple[str, str] | None:
             continue
         if not left.swap_tag or left.swap_tag != right.swap_tag or left.text.lower() == right.text.lower():
             continue
-        if not any(tokens[i].dep == "conj" and left.start <= tokens[i].head < left.end for i in range(right.start, right.end)):
+        if not any(
+            tokens[i].dep == "conj" and left.start <= tokens[i].head < left.end for i in range(right.start, right.end)
+        ):
             continue
         order = swapped(range(len(sentence_units)), position, position + 2)
         return render_order(sentence_units, order), f"{left.text} <-> {right.text}"
@@ -188,7 +191,9 @@ def _replace(tokens: Sequence[Token], index: int, text: str) -> str:
 
 
 def _with_text(token: Token, text: str) -> Token:
-    return Token(text, token.whitespace, token.tag, token.pos, token.dep, token.lemma, token.head, token.ent_type, token.ent_iob)
+    return Token(
+        text, token.whitespace, token.tag, token.pos, token.dep, token.lemma, token.head, token.ent_type, token.ent_iob
+    )
 
 
 def changed_number(tokens: Sequence[Token], rng: random.Random) -> tuple[str, str] | None:
@@ -219,7 +224,11 @@ def changed_date(tokens: Sequence[Token], rng: random.Random) -> tuple[str, str]
             old = tokens[index].text
             new = rng.choice([name for name in names if name != old])
             return _replace(tokens, index, new), f"{old} -> {new}"
-    years = [i for i in in_dates if tokens[i].text.isdigit() and len(tokens[i].text) == 4 and 1000 <= int(tokens[i].text) < 3000]
+    years = [
+        i
+        for i in in_dates
+        if tokens[i].text.isdigit() and len(tokens[i].text) == 4 and 1000 <= int(tokens[i].text) < 3000
+    ]
     if not years:
         return None
     index = rng.choice(years)
@@ -243,7 +252,9 @@ def changed_negation(tokens: Sequence[Token]) -> tuple[str, str] | None:
     root = next((i for i, token in enumerate(tokens) if token.dep == "ROOT"), None)
     if root is None or root == 0:
         return None
-    auxiliaries = [i for i, token in enumerate(tokens) if token.head == root and token.dep in ("aux", "auxpass") and i < root]
+    auxiliaries = [
+        i for i, token in enumerate(tokens) if token.head == root and token.dep in ("aux", "auxpass") and i < root
+    ]
     if auxiliaries:
         at = auxiliaries[0]
     elif tokens[root].pos == "AUX":
@@ -286,11 +297,15 @@ def _group_probes(item: ParsedPair, wanted: set[ProbeKind], seed: int) -> list[P
     label = pair.label
     made: list[Probe] = []
 
-    def add(kind: ProbeKind, source: str, hypothesis: str, expected: bool | None, detail: str, swaps: int | None = None) -> None:
+    def add(
+        kind: ProbeKind, source: str, hypothesis: str, expected: bool | None, detail: str, swaps: int | None = None
+    ) -> None:
         made.append(Probe(group, kind, source, hypothesis, expected, swaps, detail))
 
     if ProbeKind.MULTI_SWAP in wanted and label is not False:
-        for count, (text, detail) in enumerate(multi_swaps(item.hypothesis_tokens, group_random(seed, group, "multi_swap")), start=1):
+        for count, (text, detail) in enumerate(
+            multi_swaps(item.hypothesis_tokens, group_random(seed, group, "multi_swap")), start=1
+        ):
             add(ProbeKind.MULTI_SWAP, pair.source, text, False, detail, count)
     single: list[tuple[ProbeKind, Callable[[], tuple[str, str] | None]]] = [
         (ProbeKind.PAWS_SWAP, lambda: paws_swap(item.source_tokens, group_random(seed, group, "paws_swap"))),

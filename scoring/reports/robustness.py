@@ -36,7 +36,7 @@ READINGS = {
         "if it was meant to score a candidate against a reference."
     ),
     "length_effect": (
-        "Mean change when H opens with a meaning-neutral clause (\"As it happens, ...\"): 0 is a metric that "
+        'Mean change when H opens with a meaning-neutral clause ("As it happens, ..."): 0 is a metric that '
         "ignores the added words. A negative value shows a length penalty; it cannot tell whether the metric "
         "reads the clause as a change of meaning."
     ),
@@ -58,9 +58,15 @@ def probe_set_for(campaign: Campaign) -> ProbeSet | None:
     return ProbeSet.objects.filter(source_campaign=campaign).order_by("-created_at", "-id").first()
 
 
-def robustness_cards(probe_set: ProbeSet, *, resamples: int, seed: int, labels: list[str] | None = None) -> list[MetricCard]:
+def robustness_cards(
+    probe_set: ProbeSet, *, resamples: int, seed: int, labels: list[str] | None = None
+) -> list[MetricCard]:
     """One card per metric configuration with scores on the probe set (``labels``: only these)."""
-    rows = list(ProbePair.objects.filter(probe_set=probe_set).order_by("pair_id").values_list("pair_id", "kind", "group", "swaps"))
+    rows = list(
+        ProbePair.objects.filter(probe_set=probe_set)
+        .order_by("pair_id")
+        .values_list("pair_id", "kind", "group", "swaps")
+    )
     if not rows:
         return []
     position = {pair_id: i for i, (pair_id, *_rest) in enumerate(rows)}
@@ -99,7 +105,14 @@ def card_lines(cards: list[MetricCard]) -> list[str]:
     if not cards:
         return ["No metric has scores on this probe set yet."]
     kinds = [row.kind for row in cards[0].card.below_control]
-    header = [*(f"{kind} below control" for kind in kinds), "swap Spearman", "swap R-Precision", "asymmetry", "length effect", "SD"]
+    header = [
+        *(f"{kind} below control" for kind in kinds),
+        "swap Spearman",
+        "swap R-Precision",
+        "asymmetry",
+        "length effect",
+        "SD",
+    ]
     lines = ["| metric | " + " | ".join(header) + " |", "|---" * (len(header) + 1) + "|"]
     for metric in cards:
         card = metric.card
@@ -141,7 +154,15 @@ def probe_samples(probe_set: ProbeSet, per_kind: int) -> list[ProbeSample]:
         for index in sorted(rng.permutation(len(members))[:per_kind]):
             row = members[int(index)]
             samples.append(
-                ProbeSample(row.pair_id, kind, row.pair.source, row.pair.hypothesis, row.expected_paraphrase, row.swaps, row.detail)
+                ProbeSample(
+                    row.pair_id,
+                    kind,
+                    row.pair.source,
+                    row.pair.hypothesis,
+                    row.expected_paraphrase,
+                    row.swaps,
+                    row.detail,
+                )
             )
     return samples
 

@@ -29,7 +29,9 @@ def probe_set_page(request: HttpRequest, slug: str) -> HttpResponse:
     readings = [(name.replace("_", " ").capitalize(), text) for name, text in READINGS.items()]
     context: dict[str, object] = {"campaign": campaign, "probe_set": probe_set, "readings": readings}
     if probe_set is not None:
-        cards = robustness_cards(probe_set, resamples=settings.PARAEVAL_BOOTSTRAP_RESAMPLES, seed=settings.PARAEVAL_SEED)
+        cards = robustness_cards(
+            probe_set, resamples=settings.PARAEVAL_BOOTSTRAP_RESAMPLES, seed=settings.PARAEVAL_SEED
+        )
         context["cards"] = cards
         context["kinds"] = [row.kind for row in cards[0].card.below_control] if cards else []
         context["samples"] = probe_samples(probe_set, SAMPLES_PER_KIND)

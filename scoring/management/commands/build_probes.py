@@ -25,7 +25,9 @@ class Command(BaseCommand):
         parser.add_argument(
             "--kinds", default="", help=f"Comma-separated probe kinds (default all: {', '.join(BUILDABLE)})."
         )
-        parser.add_argument("--seed", type=int, default=None, help="Seed of the random choices (default PARAEVAL_SEED).")
+        parser.add_argument(
+            "--seed", type=int, default=None, help="Seed of the random choices (default PARAEVAL_SEED)."
+        )
         parser.add_argument("--limit", type=int, default=None, help="Only the first N source pairs.")
 
     def handle(self, *args: Any, **options: Any) -> None:
@@ -39,6 +41,9 @@ class Command(BaseCommand):
         except ProbeSetError as error:
             raise CommandError(str(error)) from None
         total = sum(count for _, count in built.counts)
-        self.stdout.write(f"Probe set {built.probe_set_id}: campaign {built.campaign_slug}, {total} pairs from {built.sources} source pairs")
+        self.stdout.write(
+            f"Probe set {built.probe_set_id}: campaign {built.campaign_slug}, "
+            f"{total} pairs from {built.sources} source pairs"
+        )
         for kind, count in built.counts:
             self.stdout.write(f"  {kind}: {count}")
