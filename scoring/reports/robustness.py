@@ -18,8 +18,9 @@ READINGS = {
     "below_control": (
         "Share of probes the metric scores below a meaning-keeping rewrite of the same sentence (ties count ½): "
         "0.5 is a metric blind to the change, 1 one that always notices it. It says whether the metric sees this "
-        "change, not whether its scores on real pairs follow meaning; the probes are built automatically and some "
-        "read oddly, which a metric may punish for fluency rather than meaning."
+        "change, not whether it reads meaning: an edit distance also scores high on swaps, which move more "
+        "characters than a control changes. The probes are built automatically and some read oddly, which a metric "
+        "may punish for fluency rather than meaning."
     ),
     "swap_spearman": (
         "Mean over source pairs of the Spearman correlation between the scores of the pair and its 1-, 2- and "
