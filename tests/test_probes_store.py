@@ -173,3 +173,18 @@ def test_api_without_a_probe_set_is_a_404_that_says_so(staff_api) -> None:  # ty
     response = staff_api.get("/api/campaigns/plain/robustness/")
     assert response.status_code == 404
     assert response.json() == {"detail": "campaign 'plain' has no probe set: build one with manage.py build_probes"}
+
+
+def test_the_probe_pairs_are_queued_for_scoring_like_imported_pairs(
+    settings, monkeypatch, django_capture_on_commit_callbacks
+) -> None:  # type: ignore[no-untyped-def]
+    from paraeval import broker
+
+    settings.PARAEVAL_METRICS = ["lev"]
+    sent: list[broker.TaskMessage] = []
+    monkeypatch.setattr(broker, "send", lambda messages: sent.extend(messages) or broker.SendResult(len(messages), 0))
+    make_pair(make_campaign(slug="news"), source="Flights from Boston to Denver leave daily.", hypothesis="Daily.")
+    with django_capture_on_commit_callbacks(execute=True):
+        run("build_probes", "--campaign", "news", "--kinds", "paws_swap")
+    probe_ids = sorted(Pair.objects.filter(campaign__slug="news-probes").values_list("id", flat=True))
+    assert [(m.name, m.queue, sorted(m.args[1])) for m in sent] == [(broker.SCORE_PAIRS_TASK, "cpu", probe_ids)]
