@@ -6,12 +6,15 @@ from django.conf import settings
 from django.shortcuts import get_object_or_404
 from drf_spectacular.types import OpenApiTypes
 from drf_spectacular.utils import OpenApiParameter, OpenApiResponse, extend_schema
-from rest_framework import status
+from rest_framework import serializers, status
+from rest_framework.parsers import JSONParser
 from rest_framework.request import Request
 from rest_framework.response import Response
 from rest_framework.views import APIView
 
 from annotate.models import Campaign
+from scoring.probes.build import BUILDABLE
+from scoring.probes.store import ProbeSetError, parse_kinds, queue_probe_set
 from scoring.reports.robustness import probe_samples, probe_set_for, robustness_cards, robustness_dict
 
 SAMPLES_PER_KIND = 5
@@ -68,3 +71,41 @@ class CampaignRobustnessView(APIView):
             probe_set, resamples=int(resamples), seed=settings.PARAEVAL_SEED, labels=labels or None
         )
         return Response(robustness_dict(probe_set, cards, probe_samples(probe_set, int(per_kind))))
+
+
+class ProbeRequestSerializer(serializers.Serializer):
+    kinds = serializers.ListField(
+        child=serializers.ChoiceField(choices=[kind.value for kind in BUILDABLE]),
+        required=False,
+        default=list,
+        help_text="Probe kinds to build (default all).",
+    )
+    origin = serializers.CharField(required=False, default="", allow_blank=True, max_length=100)
+    seed = serializers.IntegerField(required=False, min_value=0, max_value=2**31 - 1, allow_null=True, default=None)
+
+
+class CampaignProbesView(APIView):
+    """Build a probe set from the campaign's pairs, on the ``cpu`` queue."""
+
+    parser_classes = [JSONParser]
+
+    @extend_schema(
+        summary="Queue the building of a probe set from a campaign's pairs",
+        request=ProbeRequestSerializer,
+        responses={
+            202: OpenApiResponse(OpenApiTypes.OBJECT, description="Queued: the request's key."),
+            400: OpenApiResponse(description="A bad field, or pairs that cannot give probes (named)."),
+            404: OpenApiResponse(description="No campaign with this slug."),
+        },
+    )
+    def post(self, request: Request, slug: str) -> Response:
+        campaign = get_object_or_404(Campaign, slug=slug)
+        body = ProbeRequestSerializer(data=request.data)
+        body.is_valid(raise_exception=True)
+        values = body.validated_data
+        seed = settings.PARAEVAL_SEED if values["seed"] is None else values["seed"]
+        try:
+            key = queue_probe_set(campaign, kinds=parse_kinds(values["kinds"]), seed=seed, origin=values["origin"])
+        except ProbeSetError as error:
+            return Response({"campaign": [str(error)]}, status=status.HTTP_400_BAD_REQUEST)
+        return Response({"queued": True, "request": key, "seed": seed}, status=status.HTTP_202_ACCEPTED)

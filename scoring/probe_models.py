@@ -23,10 +23,19 @@ class ProbeSet(models.Model):
     kinds = models.JSONField(default=list, help_text="The probe kinds asked for.")
     pipeline = models.CharField(max_length=200, help_text="The parser that tagged the sentences (name and version).")
     sources = models.PositiveIntegerField(default=0, help_text="Source pairs read.")
+    request_key = models.CharField(
+        max_length=40, blank=True, default="", help_text="The queued request that built it (stored once)."
+    )
     created_at = models.DateTimeField(auto_now_add=True)
 
     class Meta:
         ordering = ["-created_at", "-id"]
+        constraints = [
+            # A request delivered twice builds one probe set: the second insert fails here.
+            models.UniqueConstraint(
+                fields=["request_key"], condition=~models.Q(request_key=""), name="probe_set_request_once"
+            )
+        ]
 
     def __str__(self) -> str:
         return f"probes of {self.source_campaign_id} in {self.campaign_id}"

@@ -80,3 +80,24 @@ def test_page_in_chromium(browser, live_server, artifacts_dir: Path, settings) -
     rows = browser.find_elements(By.CSS_SELECTOR, "#robustness-cards tbody tr")
     assert [row.find_element(By.TAG_NAME, "th").text for row in rows] == ["bigrams", "bag of words"]
     shoot(browser, artifacts_dir, "probe_set")
+
+
+@pytest.mark.django_db
+def test_page_form_queues_a_probe_set_or_says_why_not(client, monkeypatch, django_capture_on_commit_callbacks) -> None:  # type: ignore[no-untyped-def]
+    from paraeval import broker
+
+    sent: list[broker.TaskMessage] = []
+    monkeypatch.setattr(broker, "send", lambda messages: sent.extend(messages) or broker.SendResult(len(messages), 0))
+    campaign = make_campaign(slug="news")
+    client.force_login(make_staff())
+    empty = client.post("/staff/campaigns/news/probes/", {"kinds": ["padded"]})
+    assert (empty.status_code, empty.content.decode()) == (
+        400,
+        "Bad request: campaign 'news' has no pairs to build probes from",
+    )
+    make_pair(campaign)
+    with django_capture_on_commit_callbacks(execute=True):
+        response = client.post("/staff/campaigns/news/probes/", {"kinds": ["padded", "reversed"]})
+    assert response.status_code == 302 and response["Location"] == "/staff/campaigns/news/probes/?queued=1"
+    assert [m.args[:2] for m in sent] == [(campaign.pk, ["padded", "reversed"])]
+    assert "A new probe set is being built" in client.get(response["Location"]).content.decode()

@@ -188,3 +188,46 @@ def test_the_probe_pairs_are_queued_for_scoring_like_imported_pairs(
         run("build_probes", "--campaign", "news", "--kinds", "paws_swap")
     probe_ids = sorted(Pair.objects.filter(campaign__slug="news-probes").values_list("id", flat=True))
     assert [(m.name, m.queue, sorted(m.args[1])) for m in sent] == [(broker.SCORE_PAIRS_TASK, "cpu", probe_ids)]
+
+
+def test_api_queues_a_build_that_the_task_runs_once(  # type: ignore[no-untyped-def]
+    staff_api, monkeypatch, django_capture_on_commit_callbacks
+) -> None:
+    from paraeval import broker
+    from scoring.probes.tasks import build_probe_set
+
+    sent: list[broker.TaskMessage] = []
+    monkeypatch.setattr(broker, "send", lambda messages: sent.extend(messages) or broker.SendResult(len(messages), 0))
+    campaign = make_campaign(slug="news")
+    make_pair(campaign, source="Flights from Boston to Denver leave daily.", hypothesis="Daily flights.")
+    with django_capture_on_commit_callbacks(execute=True):
+        response = staff_api.post("/api/campaigns/news/probes/", {"kinds": ["reversed"], "seed": 3}, format="json")
+    assert response.status_code == 202
+    key = response.json()["request"]
+    [message] = sent
+    assert (message.name, message.queue, message.args) == (
+        "scoring.probes.tasks.build_probe_set",
+        "cpu",
+        (campaign.pk, ["reversed"], 3, "", key),
+    )
+    assert ProbeSet.objects.count() == 0  # nothing built in the request
+    first = build_probe_set(*message.args)
+    assert build_probe_set(*message.args) == first  # delivered twice: built once
+    assert ProbeSet.objects.get().request_key == key
+    assert Pair.objects.filter(campaign__slug="news-probes").count() == 2
+
+
+@pytest.mark.parametrize(
+    ("body", "field", "message"),
+    [
+        ({"kinds": ["shuffle"]}, "kinds", {"0": ['"shuffle" is not a valid choice.']}),
+        ({"seed": -1}, "seed", ["Ensure this value is greater than or equal to 0."]),
+        ({"origin": "mrpc"}, "campaign", ["campaign 'news' has no pairs of origin 'mrpc' to build probes from"]),
+    ],
+)
+def test_api_build_refusals(staff_api, body: dict[str, object], field: str, message: object) -> None:  # type: ignore[no-untyped-def]
+    make_pair(make_campaign(slug="news"))
+    response = staff_api.post("/api/campaigns/news/probes/", body, format="json")
+    assert response.status_code == 400
+    assert response.json()[field] == message
+    assert ProbeSet.objects.count() == 0

@@ -7,6 +7,8 @@ announced after the commit so the workers score them like any imported pair.
 
 from __future__ import annotations
 
+import logging
+import uuid
 from collections.abc import Sequence
 from dataclasses import dataclass
 
@@ -17,6 +19,8 @@ from annotate.models import Campaign, Pair
 from annotate.signals import announce_pairs_created
 from scoring.probe_models import ProbePair, ProbeSet
 from scoring.probes.build import BUILDABLE, Probe, ProbeKind, SourcePair, build_probes
+
+logger = logging.getLogger(__name__)
 
 # Slugs are at most 50 characters (Django's SlugField).
 SLUG_LENGTH = 50
@@ -65,16 +69,50 @@ def _free_slug(base: str) -> str:
     return slug
 
 
-def build_probe_set(
-    campaign: Campaign, *, kinds: Sequence[ProbeKind], seed: int, origin: str = "", limit: int | None = None
-) -> BuiltProbeSet:
-    """Build the probes of ``campaign``'s pairs and store them as a new closed campaign."""
+BUILD_TASK = "scoring.probes.tasks.build_probe_set"
+
+
+def check_request(campaign: Campaign, origin: str = "") -> None:
+    """What can be refused before building: a probe set as source, a campaign or corpus without pairs."""
     if ProbeSet.objects.filter(campaign=campaign).exists():
         raise ProbeSetError(f"campaign {campaign.slug!r} is a probe set itself; build probes from its source campaign")
-    rows = source_pairs(campaign, origin)[:limit] if limit else source_pairs(campaign, origin)
-    if not rows:
+    pairs = Pair.objects.filter(campaign=campaign, is_training=False, is_check=False)
+    if not (pairs.filter(origin=origin) if origin else pairs).exists():
         where = f" of origin {origin!r}" if origin else ""
         raise ProbeSetError(f"campaign {campaign.slug!r} has no pairs{where} to build probes from")
+
+
+def queue_probe_set(campaign: Campaign, *, kinds: Sequence[ProbeKind], seed: int, origin: str = "") -> str:
+    """Check the request and send it to the ``cpu`` queue after the commit; its request key."""
+    from paraeval import broker
+
+    check_request(campaign, origin)
+    key = uuid.uuid4().hex
+    message = broker.TaskMessage(BUILD_TASK, (campaign.pk, [k.value for k in kinds], seed, origin, key), "cpu")
+
+    def publish() -> None:
+        result = broker.send([message])
+        if result.not_sent:
+            logger.warning(
+                "probe set of %s not queued: %s; build it with manage.py build_probes", campaign.slug, result.error
+            )
+
+    transaction.on_commit(publish)
+    return key
+
+
+def build_probe_set(
+    campaign: Campaign,
+    *,
+    kinds: Sequence[ProbeKind],
+    seed: int,
+    origin: str = "",
+    limit: int | None = None,
+    request_key: str = "",
+) -> BuiltProbeSet:
+    """Build the probes of ``campaign``'s pairs and store them as a new closed campaign."""
+    check_request(campaign, origin)
+    rows = source_pairs(campaign, origin)[:limit] if limit else source_pairs(campaign, origin)
     # The parser is loaded here only: the web process never imports spaCy.
     from scoring.probes.parse import parse_pairs, pipeline_signature
 
@@ -99,6 +137,7 @@ def build_probe_set(
             kinds=[kind.value for kind in kinds],
             pipeline=signature,
             sources=len(rows),
+            request_key=request_key,
         )
         pairs = Pair.objects.bulk_create([_pair(probe_campaign, index, probe) for index, probe in enumerate(probes)])
         ProbePair.objects.bulk_create(

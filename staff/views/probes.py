@@ -8,12 +8,14 @@ from __future__ import annotations
 
 from django.conf import settings
 from django.contrib.admin.views.decorators import staff_member_required
-from django.http import HttpRequest, HttpResponse
-from django.shortcuts import get_object_or_404, render
+from django.http import HttpRequest, HttpResponse, HttpResponseBadRequest
+from django.shortcuts import get_object_or_404, redirect, render
 from django.views.decorators.cache import never_cache
-from django.views.decorators.http import require_GET
+from django.views.decorators.http import require_http_methods
 
 from annotate.models import Campaign
+from scoring.probes.build import BUILDABLE
+from scoring.probes.store import ProbeSetError, parse_kinds, queue_probe_set
 from scoring.reports.robustness import READINGS, probe_samples, probe_set_for, robustness_cards
 
 SAMPLES_PER_KIND = 5
@@ -21,13 +23,27 @@ SAMPLES_PER_KIND = 5
 
 @never_cache
 @staff_member_required
-@require_GET
+@require_http_methods(["GET", "HEAD", "POST"])
 def probe_set_page(request: HttpRequest, slug: str) -> HttpResponse:
-    """The campaign's probe set (its own, or the latest built from it): cards and samples."""
+    """The campaign's probe set (its own, or the latest built from it): cards and samples; a
+    POST queues a new probe set of the kinds ticked."""
     campaign = get_object_or_404(Campaign, slug=slug)
+    if request.method == "POST":
+        try:
+            kinds = parse_kinds(request.POST.getlist("kinds"))
+            queue_probe_set(campaign, kinds=kinds, seed=settings.PARAEVAL_SEED)
+        except ProbeSetError as error:
+            return HttpResponseBadRequest(f"Bad request: {error}", content_type="text/plain; charset=utf-8")
+        return redirect(f"{request.path}?queued=1")
     probe_set = probe_set_for(campaign)
     readings = [(name.replace("_", " ").capitalize(), text) for name, text in READINGS.items()]
-    context: dict[str, object] = {"campaign": campaign, "probe_set": probe_set, "readings": readings}
+    context: dict[str, object] = {
+        "campaign": campaign,
+        "probe_set": probe_set,
+        "readings": readings,
+        "buildable": [kind.value for kind in BUILDABLE],
+        "queued": request.GET.get("queued") == "1",
+    }
     if probe_set is not None:
         cards = robustness_cards(
             probe_set, resamples=settings.PARAEVAL_BOOTSTRAP_RESAMPLES, seed=settings.PARAEVAL_SEED
