@@ -14,7 +14,7 @@ from rest_framework.views import APIView
 
 from annotate.models import Campaign
 from scoring.probes.build import BUILDABLE
-from scoring.probes.store import ProbeSetError, parse_kinds, queue_probe_set
+from scoring.probes.requests import ProbeSetError, parse_kinds, queue_probe_set
 from scoring.reports.robustness import probe_samples, probe_set_for, robustness_cards, robustness_dict
 
 SAMPLES_PER_KIND = 5

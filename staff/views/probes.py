@@ -15,7 +15,7 @@ from django.views.decorators.http import require_http_methods
 
 from annotate.models import Campaign
 from scoring.probes.build import BUILDABLE
-from scoring.probes.store import ProbeSetError, parse_kinds, queue_probe_set
+from scoring.probes.requests import ProbeSetError, parse_kinds, queue_probe_set
 from scoring.reports.robustness import READINGS, probe_samples, probe_set_for, robustness_cards
 
 SAMPLES_PER_KIND = 5
