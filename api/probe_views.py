@@ -94,8 +94,12 @@ class CampaignProbesView(APIView):
         request=ProbeRequestSerializer,
         responses={
             202: OpenApiResponse(OpenApiTypes.OBJECT, description="Queued: the request's key."),
-            400: OpenApiResponse(description="A bad field, or pairs that cannot give probes (named)."),
+            400: OpenApiResponse(description="A bad field (named)."),
             404: OpenApiResponse(description="No campaign with this slug."),
+            409: OpenApiResponse(
+                description="The campaign cannot give probes as it stands: it is a probe set itself, or it has no "
+                "pairs (of that origin)."
+            ),
         },
     )
     def post(self, request: Request, slug: str) -> Response:
@@ -107,5 +111,5 @@ class CampaignProbesView(APIView):
         try:
             key = queue_probe_set(campaign, kinds=parse_kinds(values["kinds"]), seed=seed, origin=values["origin"])
         except ProbeSetError as error:
-            return Response({"campaign": [str(error)]}, status=status.HTTP_400_BAD_REQUEST)
+            return Response({"campaign": [str(error)]}, status=status.HTTP_409_CONFLICT)
         return Response({"queued": True, "request": key, "seed": seed}, status=status.HTTP_202_ACCEPTED)

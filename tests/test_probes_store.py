@@ -218,16 +218,16 @@ def test_api_queues_a_build_that_the_task_runs_once(  # type: ignore[no-untyped-
 
 
 @pytest.mark.parametrize(
-    ("body", "field", "message"),
+    ("body", "code", "field", "message"),
     [
-        ({"kinds": ["shuffle"]}, "kinds", {"0": ['"shuffle" is not a valid choice.']}),
-        ({"seed": -1}, "seed", ["Ensure this value is greater than or equal to 0."]),
-        ({"origin": "mrpc"}, "campaign", ["campaign 'news' has no pairs of origin 'mrpc' to build probes from"]),
+        ({"kinds": ["shuffle"]}, 400, "kinds", {"0": ['"shuffle" is not a valid choice.']}),
+        ({"seed": -1}, 400, "seed", ["Ensure this value is greater than or equal to 0."]),
+        ({"origin": "mrpc"}, 409, "campaign", ["campaign 'news' has no pairs of origin 'mrpc' to build probes from"]),
     ],
 )
-def test_api_build_refusals(staff_api, body: dict[str, object], field: str, message: object) -> None:  # type: ignore[no-untyped-def]
+def test_api_build_refusals(staff_api, body: dict[str, object], code: int, field: str, message: object) -> None:  # type: ignore[no-untyped-def]
     make_pair(make_campaign(slug="news"))
     response = staff_api.post("/api/campaigns/news/probes/", body, format="json")
-    assert response.status_code == 400
+    assert response.status_code == code
     assert response.json()[field] == message
     assert ProbeSet.objects.count() == 0
