@@ -12,6 +12,7 @@ from rest_framework.routers import DefaultRouter
 
 from api.docs import RedocDocsView, SwaggerDocsView
 from api.paraphrasus_views import CampaignObjectivesView, CampaignParaphrasusView
+from api.probe_views import CampaignProbesView, CampaignRobustnessView
 from api.score_views import (
     CampaignMetaEvaluationView,
     CampaignReportView,
@@ -45,6 +46,8 @@ urlpatterns = [
     ),
     path("campaigns/<slug:slug>/objectives/", CampaignObjectivesView.as_view(), name="api-campaign-objectives"),
     path("campaigns/<slug:slug>/paraphrasus/", CampaignParaphrasusView.as_view(), name="api-campaign-paraphrasus"),
+    path("campaigns/<slug:slug>/robustness/", CampaignRobustnessView.as_view(), name="api-campaign-robustness"),
+    path("campaigns/<slug:slug>/probes/", CampaignProbesView.as_view(), name="api-campaign-probes"),
     # Before the router: "import" would otherwise be read as a score's id.
     path("scores/import/", ScoreImportView.as_view(), name="api-score-import"),
     *router.urls,

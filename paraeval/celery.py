@@ -19,4 +19,6 @@ TRANSPORT_ALIASES["paraevalfs"] = "paraeval.filesystem_broker:Transport"
 app = Celery("paraeval")
 app.config_from_object("django.conf:settings", namespace="CELERY")
 # Each package with Celery tasks has a tasks module (found by name: no import at start-up).
-app.autodiscover_tasks(["annotate", "scoring.pipeline", "scoring.reports", "scoring.generation", "scoring.tuning"])
+app.autodiscover_tasks(
+    ["annotate", "scoring.pipeline", "scoring.reports", "scoring.generation", "scoring.tuning", "scoring.probes"]
+)

@@ -223,3 +223,20 @@ class GenerationRun(models.Model):
         if self.tasks_started == 0:
             return "queued"
         return "running"
+
+
+# A probe set's models live in their own module; imported here so Django registers them.
+from scoring.probe_models import ProbePair, ProbeSet  # noqa: E402
+
+__all__ = [
+    "EXTERNAL_QUEUE",
+    "GenerationRun",
+    "MetricConfig",
+    "ProbePair",
+    "ProbeSet",
+    "QueuedScore",
+    "Score",
+    "ScoreAttempt",
+    "TunedJudge",
+    "WorkerHeartbeat",
+]

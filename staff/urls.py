@@ -2,7 +2,7 @@
 
 from django.urls import path
 
-from staff.views import bring, campaigns, dashboard, exports, pairs, site, status, tuning, uploads, volunteers
+from staff.views import bring, campaigns, dashboard, exports, pairs, probes, site, status, tuning, uploads, volunteers
 
 app_name = "staff"
 
@@ -25,6 +25,8 @@ urlpatterns = [
     # Pairs with every judgement and score, searchable.
     path("campaigns/<slug:slug>/pairs/", pairs.pair_list, name="pairs"),
     path("campaigns/<slug:slug>/pairs/<int:pair_id>/", pairs.pair_page, name="pair"),
+    # The probe set built from the campaign's pairs: robustness cards and samples.
+    path("campaigns/<slug:slug>/probes/", probes.probe_set_page, name="probes"),
     # Exports.
     path("export/", site.exports, name="exports"),
     path("export/<slug:slug>/", exports.campaign_export, name="campaign-export"),

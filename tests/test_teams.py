@@ -193,6 +193,29 @@ CAMPAIGN_ROUTES: dict[str, list[Call]] = {
     "staff:pairs": [Call("GET", staff("staff:pairs", keys=SLUGGED))],
     "staff:pair": [Call("GET", staff("staff:pair", keys=("slug", "pair_id")))],
     "staff:campaign-export": [Call("GET", staff("staff:campaign-export", keys=SLUGGED))],
+    "staff:probes": [
+        Call("GET", staff("staff:probes", keys=SLUGGED), member_sees=False),
+        Call(
+            "POST",
+            staff("staff:probes", keys=SLUGGED),
+            lambda w: {"kinds": ["no-such-kind"]},
+            member=BAD,
+            member_sees=False,
+        ),
+    ],
+    "api-campaign-probes": [
+        Call(
+            "POST",
+            api("/api/campaigns/{slug}/probes/"),
+            lambda w: {"kinds": ["no-such-kind"]},
+            json=True,
+            member=BAD,
+            member_sees=False,
+        ),
+    ],
+    "api-campaign-robustness": [
+        Call("GET", api("/api/campaigns/{slug}/robustness/"), member=S({200, 404}), member_sees=False),
+    ],
     "staff:objectives": [
         Call("GET", staff("staff:objectives", keys=SLUGGED)),
         Call(

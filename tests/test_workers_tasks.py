@@ -27,6 +27,7 @@ def test_a_fresh_worker_process_registers_every_declared_task(tmp_path: Path) ->
         "scoring.tasks.score_pairs",
         "scoring.tasks.generate_candidates",
         "scoring.tuning.tasks.tune_judge",
+        "scoring.probes.tasks.build_probe_set",
     } <= declared
     # What a worker does at start: set Django up, then import the default modules (autodiscovery).
     code = (

@@ -19,7 +19,7 @@ from tests.workers_support import ROOT
 
 pytestmark = pytest.mark.worker
 
-HEAVY = ("torch", "transformers", "bert_score", "sentence_transformers", "accelerate", "gguf")
+HEAVY = ("torch", "transformers", "bert_score", "sentence_transformers", "accelerate", "gguf", "spacy")
 
 SCRIPT = """
 import importlib, json, sys

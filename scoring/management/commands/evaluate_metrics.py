@@ -120,6 +120,12 @@ class Command(BaseCommand):
         )
 
         parser.add_argument(
+            "--robustness",
+            action="store_true",
+            help="Print only the robustness card of every metric on the campaign's probe set (the campaign itself "
+            "if it is one, else the latest built from it by manage.py build_probes).",
+        )
+        parser.add_argument(
             "--paraphrasus",
             action="store_true",
             help="Print only the PARAPHRASUS table: each metric's error rate per corpus, per objective "
@@ -133,6 +139,24 @@ class Command(BaseCommand):
             "natural one (default: the classify corpus with the most labelled pairs).",
         )
 
+    def _robustness(self, campaign: Campaign, options: dict[str, Any]) -> None:
+        from django.conf import settings
+
+        from scoring.reports.robustness import card_lines, probe_set_for, robustness_cards
+
+        probe_set = probe_set_for(campaign)
+        if probe_set is None:
+            raise CommandError(f"campaign {campaign.slug!r} has no probe set: build one with manage.py build_probes")
+        labels = [label.strip() for label in options["metrics"].split(",") if label.strip()]
+        cards = robustness_cards(
+            probe_set,
+            resamples=default_resamples() if options["resamples"] is None else options["resamples"],
+            seed=settings.PARAEVAL_SEED if options["seed"] is None else options["seed"],
+            labels=labels or None,
+        )
+        self.stdout.write(f"Robustness on probe set {probe_set.pk} (campaign {probe_set.campaign.slug})")
+        self.stdout.write("\n".join(card_lines(cards)))
+
     def handle(self, *args: Any, **options: Any) -> None:
         bins = options["bins"]
         if bins is not None and not 2 <= bins <= MAX_BINS:
@@ -145,6 +169,9 @@ class Command(BaseCommand):
             raise CommandError("--fit-on is only used with --paraphrasus")
         if options["paraphrasus"]:
             self._paraphrasus(campaign, options)
+            return
+        if options["robustness"]:
+            self._robustness(campaign, options)
             return
         pair_ids = self._pair_ids(campaign, options["ids"], options["ids_file"])
         try:

@@ -1,0 +1,245 @@
+"""The robustness card of a metric: its scores on a probe set against the relations the probes
+were built to have (``scoring.probes``).
+
+Every figure is a ratio of per-source-group sums, so its bootstrap resamples source groups (a
+source sentence's probes are not independent of each other): a resample is a vector of counts
+over groups, drawn from a uniform multinomial, and the figure is ``counts @ numerator /
+counts @ weight``.
+
+* share below control, per kind (PAWS-style swap, number, date, negation): over every (probe,
+  control) pair of one group, 1 when the probe scores below the control, ½ for a tie, 0 above;
+  a metric blind to the change scores ½;
+* multi-swap ranking (paper 004, section 5.1): per group of the original pair and its 1, 2, 3
+  swap versions, the Spearman correlation between the scores and the expected order (fewer
+  swaps closer; average ranks for ties; 0 where the metric gives every member the same score)
+  and the R-Precision (the share of the R best-scored members that are the exact paraphrase,
+  R their number, here 1; a tie at the cut counts by its expected share under a random order),
+  averaged over groups;
+* direction asymmetry: the mean over groups of |m(S, H) - m(H, S)|;
+* length effect: the mean over groups of m(S, pad(H)) - m(S, H).
+
+Scores come oriented: higher means closer in meaning (a distance is negated by the caller).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+import numpy as np
+from numpy.typing import NDArray
+from scipy.stats import rankdata
+
+from scoring.analysis.bootstrap import DEFAULT_RESAMPLES, DEFAULT_SEED, Interval
+
+ORIGINAL = "original"
+MULTI_SWAP = "multi_swap"
+CONTROL = "control"
+REVERSED = "reversed"
+PADDED = "padded"
+AGAINST_CONTROL = ("paws_swap", "number", "date", "negation")
+CONFIDENCE = 0.95
+
+
+@dataclass(frozen=True)
+class ProbeTable:
+    """A probe set's pairs scored by one metric, one row per probe pair.
+
+    ``groups``: the source group of each row (any integers); ``kinds``: its probe kind;
+    ``swaps``: the number of swaps of multi-swap rows and 0 for the original pair (-1 elsewhere);
+    ``scores``: the oriented score, NaN where the metric has none.
+    """
+
+    groups: NDArray[np.int64]
+    kinds: tuple[str, ...]
+    swaps: NDArray[np.int64]
+    scores: NDArray[np.float64]
+
+
+@dataclass(frozen=True)
+class Figure:
+    """One figure of the card: its value, its bootstrap interval and the groups it rests on."""
+
+    value: float | None
+    interval: Interval | None
+    groups: int
+    comparisons: int
+
+
+@dataclass(frozen=True)
+class KindShare:
+    """The share of one kind's probes scored below their group's controls."""
+
+    kind: str
+    share: Figure
+
+
+@dataclass(frozen=True)
+class RobustnessCard:
+    below_control: tuple[KindShare, ...]
+    swap_spearman: Figure
+    swap_r_precision: Figure
+    asymmetry: Figure
+    length_effect: Figure
+    # The standard deviation of the metric's scores on the original pairs: the unit in which
+    # the asymmetry and the length effect can be compared across metrics.
+    scale: float | None
+    resamples: int
+
+
+@dataclass(frozen=True)
+class GroupSums:
+    """Per-group numerators and weights of one figure (groups without data left out)."""
+
+    numerator: NDArray[np.float64]
+    weight: NDArray[np.float64]
+    comparisons: int
+
+
+def _by_group(table: ProbeTable, mask: NDArray[np.bool_]) -> dict[int, NDArray[np.int64]]:
+    rows = np.flatnonzero(mask & ~np.isnan(table.scores))
+    result: dict[int, list[int]] = {}
+    for row in rows:
+        result.setdefault(int(table.groups[row]), []).append(int(row))
+    return {group: np.asarray(members, dtype=np.int64) for group, members in result.items()}
+
+
+def _kind_mask(table: ProbeTable, kind: str) -> NDArray[np.bool_]:
+    return np.fromiter((k == kind for k in table.kinds), dtype=np.bool_, count=len(table.kinds))
+
+
+def below_control_sums(table: ProbeTable, kind: str) -> GroupSums:
+    """Per group: wins of the controls over the probes of ``kind`` (ties ½) and the comparisons made."""
+    probes = _by_group(table, _kind_mask(table, kind))
+    controls = _by_group(table, _kind_mask(table, CONTROL))
+    numerator, weight = [], []
+    for group, probe_rows in probes.items():
+        control_rows = controls.get(group)
+        if control_rows is None:
+            continue
+        probe_scores = table.scores[probe_rows][:, None]
+        control_scores = table.scores[control_rows][None, :]
+        wins = np.count_nonzero(probe_scores < control_scores) + 0.5 * np.count_nonzero(probe_scores == control_scores)
+        numerator.append(float(wins))
+        weight.append(float(probe_scores.size * control_scores.size))
+    return GroupSums(np.asarray(numerator), np.asarray(weight), int(sum(weight)))
+
+
+def _ranking_groups(table: ProbeTable) -> list[tuple[NDArray[np.int64], NDArray[np.float64]]]:
+    mask = _kind_mask(table, MULTI_SWAP) | _kind_mask(table, ORIGINAL)
+    result = []
+    multi = _kind_mask(table, MULTI_SWAP)
+    for rows in _by_group(table, mask).values():
+        # A group ranks only when it has its original pair and at least one swap version.
+        if len(rows) < 2 or not multi[rows].any() or multi[rows].all():
+            continue
+        result.append((table.swaps[rows], table.scores[rows]))
+    return result
+
+
+def group_spearman(swaps: NDArray[np.int64], scores: NDArray[np.float64]) -> float:
+    """Spearman correlation of ``scores`` with the expected order (fewer swaps higher); 0 for constant scores."""
+    expected = rankdata(-swaps)
+    observed = rankdata(scores)
+    if np.all(observed == observed[0]) or np.all(expected == expected[0]):
+        return 0.0
+    return float(np.corrcoef(expected, observed)[0, 1])
+
+
+def group_r_precision(swaps: NDArray[np.int64], scores: NDArray[np.float64]) -> float:
+    """The share of the R best-scored members that have the fewest swaps (R: their number).
+
+    Members tied at the cut count by their expected share under a random order of the tie.
+    """
+    relevant = swaps == swaps.min()
+    r = int(np.count_nonzero(relevant))
+    cut = np.sort(scores)[::-1][r - 1]
+    above = scores > cut
+    at_cut = scores == cut
+    places_left = r - int(np.count_nonzero(above))
+    found = np.count_nonzero(above & relevant) + places_left * np.count_nonzero(at_cut & relevant) / np.count_nonzero(
+        at_cut
+    )
+    return float(found / r)
+
+
+def ranking_sums(table: ProbeTable) -> tuple[GroupSums, GroupSums]:
+    """Per-group Spearman and R-Precision of the multi-swap groups (weight 1 each)."""
+    groups = _ranking_groups(table)
+    spearman = np.asarray([group_spearman(s, m) for s, m in groups])
+    r_precision = np.asarray([group_r_precision(s, m) for s, m in groups])
+    ones = np.ones(len(groups))
+    return GroupSums(spearman, ones, len(groups)), GroupSums(r_precision, ones, len(groups))
+
+
+def _paired(table: ProbeTable, kind: str) -> list[tuple[float, float]]:
+    originals = _by_group(table, _kind_mask(table, ORIGINAL))
+    variants = _by_group(table, _kind_mask(table, kind))
+    return [
+        (float(table.scores[originals[group][0]]), float(table.scores[rows[0]]))
+        for group, rows in variants.items()
+        if group in originals
+    ]
+
+
+def asymmetry_sums(table: ProbeTable) -> GroupSums:
+    """Per group |m(S, H) - m(H, S)|."""
+    pairs = _paired(table, REVERSED)
+    return GroupSums(np.asarray([abs(f - r) for f, r in pairs]), np.ones(len(pairs)), len(pairs))
+
+
+def length_sums(table: ProbeTable) -> GroupSums:
+    """Per group m(S, pad(H)) - m(S, H)."""
+    pairs = _paired(table, PADDED)
+    return GroupSums(np.asarray([p - f for f, p in pairs]), np.ones(len(pairs)), len(pairs))
+
+
+def _figure(sums: GroupSums, counts: NDArray[np.float64] | None) -> Figure:
+    groups = len(sums.weight)
+    if groups == 0 or sums.weight.sum() == 0:
+        return Figure(None, None, 0, 0)
+    value = float(sums.numerator.sum() / sums.weight.sum())
+    interval = None
+    if counts is not None and groups > 1:
+        draws = counts[:, :groups]
+        weights = draws @ sums.weight
+        estimates = (draws @ sums.numerator)[weights > 0] / weights[weights > 0]
+        tail = (1 - CONFIDENCE) / 2 * 100
+        interval = Interval(float(np.percentile(estimates, tail)), float(np.percentile(estimates, 100 - tail)))
+    return Figure(value, interval, groups, sums.comparisons)
+
+
+def group_counts(groups: int, resamples: int, seed: int) -> NDArray[np.float64]:
+    """``resamples`` x ``groups`` draw counts: each row a resample of the groups with replacement."""
+    rng = np.random.default_rng(seed)
+    return rng.multinomial(groups, np.full(groups, 1.0 / groups), size=resamples).astype(np.float64)
+
+
+def bootstrap_figure(sums: GroupSums, resamples: int = DEFAULT_RESAMPLES, seed: int = DEFAULT_SEED) -> Figure:
+    """A figure with its percentile interval over resampled source groups (none with resamples=0)."""
+    groups = len(sums.weight)
+    counts = group_counts(groups, resamples, seed) if resamples and groups > 1 else None
+    return _figure(sums, counts)
+
+
+def robustness_card(
+    table: ProbeTable,
+    kinds: Sequence[str] = AGAINST_CONTROL,
+    resamples: int = DEFAULT_RESAMPLES,
+    seed: int = DEFAULT_SEED,
+) -> RobustnessCard:
+    """Every figure of the card for one metric's scores on one probe set."""
+    spearman, r_precision = ranking_sums(table)
+    originals = table.scores[_kind_mask(table, ORIGINAL) & ~np.isnan(table.scores)]
+    scale = float(np.std(originals, ddof=1)) if len(originals) > 1 else None
+    return RobustnessCard(
+        below_control=tuple(
+            KindShare(kind, bootstrap_figure(below_control_sums(table, kind), resamples, seed)) for kind in kinds
+        ),
+        swap_spearman=bootstrap_figure(spearman, resamples, seed),
+        swap_r_precision=bootstrap_figure(r_precision, resamples, seed),
+        asymmetry=bootstrap_figure(asymmetry_sums(table), resamples, seed),
+        length_effect=bootstrap_figure(length_sums(table), resamples, seed),
+        scale=scale,
+        resamples=resamples,
+    )
