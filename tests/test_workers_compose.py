@@ -79,7 +79,8 @@ def test_the_expected_services_exist_with_health_checks_and_volumes() -> None:
         "postgres",
         "redis",
     }
-    assert set(APP_SERVICES) == {"web", "worker", "interactive-worker", "gpu-mistral", "gpu-qwen", "served-mistral", "beat"}
+    app = {"web", "worker", "interactive-worker", "gpu-mistral", "gpu-qwen", "served-mistral", "beat"}
+    assert set(APP_SERVICES) == app
     for name, service in SERVICES.items():
         assert service.get("healthcheck", {}).get("test"), f"{name} has no health check"
     assert SERVICES["postgres"]["image"] == "postgres:15"
