@@ -30,6 +30,7 @@ from pathlib import Path
 from typing import IO, Any
 
 from django.apps import apps
+from django.contrib.auth.models import Group
 from django.core.management.color import no_style
 from django.db import IntegrityError, connection, models, transaction
 from django.utils import timezone
@@ -152,7 +153,9 @@ def backup(slug: str, output: Path) -> Summary:
     owned, referred = plan()
     summary = Summary(campaign=slug)
     with transaction.atomic(), _open(output, "w") as handle:  # one consistent snapshot
-        header = {"format": FORMAT, "version": FORMAT_VERSION, "campaign": slug}
+        # The owning team (a Django group, outside the backed-up apps) travels by its name.
+        team = campaign.team.name if campaign.team is not None else None
+        header = {"format": FORMAT, "version": FORMAT_VERSION, "campaign": slug, "team": team}
         handle.write(json.dumps({**header, "created_at": timezone.now().isoformat(timespec="microseconds")}) + "\n")
         for model in referred:
             ids: set[Any] = set()
@@ -214,13 +217,18 @@ def restore(source: Path) -> Summary:
         summary = Summary(campaign=slug)
         try:
             with transaction.atomic(), _stored_times_kept():
-                _restore_tables(handle, summary)
+                # The team of that name here (made if missing: only superusers see the campaign
+                # until members are added with ``manage.py team``); ids of groups differ between
+                # installations.
+                team_name = header.get("team")
+                team_id = Group.objects.get_or_create(name=str(team_name))[0].pk if team_name else None
+                _restore_tables(handle, summary, team_id)
         except IntegrityError as error:
             raise BackupError(f"the backup conflicts with this installation's rows: {error}") from None
     return summary
 
 
-def _restore_tables(handle: IO[str], summary: Summary) -> None:
+def _restore_tables(handle: IO[str], summary: Summary, team_id: int | None) -> None:
     owned, referred = plan()
     known = {_label(m): m for m in [*owned, *referred]}
     ids: dict[Any, dict[Any, Any]] = {}
@@ -252,12 +260,20 @@ def _restore_tables(handle: IO[str], summary: Summary) -> None:
                 old = row[pk_name]
                 if old in mapping:
                     continue
+                if model is Campaign:
+                    row["team_id"] = team_id
                 for attname, value in row.items():
                     relation = fields[attname]
                     if isinstance(relation, models.ForeignKey) and value is not None:
                         target_ids = ids.get(relation.related_model)
-                        if target_ids is not None:
+                        if target_ids is None:
+                            continue
+                        if value in target_ids:
                             row[attname] = target_ids[value]
+                        elif relation.null:  # a row outside the backup (a probe set's source campaign)
+                            row[attname] = None
+                        else:
+                            raise BackupError(f"{table}: {attname} {value} refers to a row that is not in the backup")
                 instance = model(**row)
                 if not keep_ids:
                     instance.pk = None

@@ -80,6 +80,8 @@ def test_backup_then_restore_into_an_empty_database_gives_every_row_back_exactly
         "annotate.pairupload": False,  # no upload in this campaign: the table is still covered
         "scoring.tunedjudge": False,  # no tuned judge either (its adapters are files: see the docs)
         "scoring.generationrun": False,  # no generation request in this campaign
+        "scoring.probeset": False,  # not a probe set (a probe set's own campaign backs up its probes)
+        "scoring.probepair": False,
     }
     said = backup("kept", tmp_path / name)
     assert said.startswith(f"Backed up campaign 'kept' to {tmp_path / name}: ")
@@ -192,3 +194,21 @@ def test_a_fresh_sqlite_installation_restores_the_same_rows(tmp_path: Path) -> N
     there = (tmp_path / "there.jsonl").read_text().splitlines()
     assert here[1:] == there[1:]  # all but the header's created_at
     assert len(here) > 100
+
+
+def test_the_owning_team_travels_by_its_name_to_an_installation_without_it(tmp_path: Path) -> None:
+    from django.contrib.auth.models import Group
+
+    campaign = build()
+    assert campaign.team is not None
+    team_name = campaign.team.name
+    backup("kept", tmp_path / "kept.jsonl")
+    empty_the_installation()
+    Group.objects.all().delete()  # another installation: no group of that name, other ids
+    Group.objects.create(name="Someone else's")
+
+    restore(tmp_path / "kept.jsonl")
+
+    restored = Campaign.objects.select_related("team").get(slug="kept")
+    assert restored.team is not None and restored.team.name == team_name
+    assert set(Group.objects.values_list("name", flat=True)) == {"Someone else's", team_name}
