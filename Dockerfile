@@ -1,5 +1,5 @@
 # ParaEval image: the web process (gunicorn), the scoring workers and beat (Celery) all run it.
-#   docker compose up --build            (see docker-compose.yml and the README, "Workers")
+#   docker compose up --build            (see docker-compose.yml and docs/explanation/scoring-workers.md)
 # The default torch wheel on PyPI is the CUDA build, right for GPU workers; for a smaller
 # CPU-only image build with --build-arg TORCH_INDEX_URL=https://download.pytorch.org/whl/cpu
 FROM python:3.11-slim

@@ -1,6 +1,6 @@
 """Which pair a volunteer sees next: training first, then the campaign pairs that need judges.
 
-Rules (issue 2, point 9):
+Rules:
 
 - Training pairs come first, in ``training_position`` order, the same for everyone; they are
   not subject to targets or reservations.
@@ -19,7 +19,7 @@ Rules (issue 2, point 9):
   future; an abandoned one simply stops counting when it expires. Counts come from answers
   (``Pair.judgement_count``, kept in step with the Judgement rows by ``annotate.counters``),
   never from pages served.
-- The open assignment is resumed on reload. A reservation is never renewed (issue 21, point 2):
+- The open assignment is resumed on reload. A reservation is never renewed:
   an expired one is still shown while its pair is available, holding nothing, otherwise it is
   dropped and another pair allocated. A volunteer whose reservation ran out unanswered
   (``Volunteer.reservation_lapsed_at``) gets pairs without reservation until they answer.
@@ -152,7 +152,7 @@ def volunteer_check_slots(campaign: Campaign, campaign_pairs: int, token: str) -
     The i-th configured slot s_i stands for the window (s_{i-1}, s_i] (s_0 = 0); the volunteer's
     check comes at a place of that window drawn from their token (SHA-256, stable across
     reloads and workers). Checks at the same places for everyone could be told apart by
-    volunteers comparing notes (issue 21, point 4); the number of checks and the spacing stay
+    volunteers comparing notes; the number of checks and the spacing stay
     as configured, and a volunteer never meets a check later than its configured slot.
     """
     drawn = []
@@ -294,7 +294,7 @@ def revalidate(assignment: Assignment, campaign: Campaign, now: datetime, *, res
     """Whether the volunteer may still answer an assignment; an expired reservation is never renewed.
 
     A reservation lasts its length from the moment the pair was served, whatever the volunteer
-    does meanwhile: reloading the page does not extend it (issue 21, point 2: scripted
+    does meanwhile: reloading the page does not extend it (an attack run found scripted
     volunteers that reload and never answer held whole campaigns by renewing). Once it has
     expired, the pair is still shown while it is available (judgements + others' reservations
     < target) but holds nothing against the others; it returns False when the pair went to

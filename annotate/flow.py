@@ -93,7 +93,7 @@ class CurrentPair:
         """How the page names the pair: its place in the volunteer's own sequence.
 
         Never the pair's database id: ids follow the import order, so check pairs imported
-        apart from the real ones would stand out by their ids (issue 21, point 4).
+        apart from the real ones would stand out by their ids.
         """
         return self.assignment.position or 0
 

@@ -170,7 +170,7 @@ def welcome(request: HttpRequest, slug: str) -> HttpResponse:
     training, pairs, minutes = flow.campaign_length(campaign)
     if pairs:
         # Before anything else: a newcomer the campaign cannot serve is told so now, not after
-        # the training (issue 21, point 1), and a campaign that closes itself when full closes.
+        # the training, and a campaign that closes itself when full closes.
         found = allocation.openness(campaign)
         allocation.close_if_complete(campaign, found.complete)
         if found.is_full:

@@ -35,7 +35,7 @@ from annotate import allocation, flow  # noqa: E402
 from annotate.models import Campaign, Pair, Volunteer  # noqa: E402
 from annotate.signals import judgement_recorded  # noqa: E402
 
-# The allocation query before the shuffle (issue 10): the first free pair in id order.
+# The allocation query before the shuffle: the first free pair in id order.
 ID_ORDER = """
 SELECT p.* FROM {pair} p
 WHERE p.campaign_id = %s AND NOT p.is_training AND p.judgement_count < %s

@@ -1,6 +1,6 @@
 """What the end page costs at 100,000 judgements: the campaign-wide quality pass it used to run
 on every visit, against the verdict computed once from the volunteer's own answers and the
-record read back on a reload (issue 21, point 13).
+record read back on a reload.
 
 Creates a throw-away database (``bench_<name>`` on PostgreSQL, in memory on SQLite), a Prolific
 campaign of ``--pairs`` pairs and ``--volunteers`` finished volunteers who judged

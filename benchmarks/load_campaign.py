@@ -149,7 +149,7 @@ def prepare_campaign(args: argparse.Namespace) -> tuple[str, int]:
         quota=args.quota,
         judges_per_pair=args.judges,
         reservation_minutes=20,
-        # Issue 13: check pairs among the campaign pairs and a crowd platform's identifiers.
+        # Attention checks: check pairs among the campaign pairs and a crowd platform's identifiers.
         check_every=args.check_every or None,
         platform="prolific" if args.platform else "",
         completion_code="LOADPASS" if args.platform else "",

@@ -1,4 +1,4 @@
-"""How long the paired section of the meta-evaluation takes (issues 12 and 17).
+"""How long the paired section of the meta-evaluation takes.
 
 10,000 pairs x 11 metrics (55 metric pairs), every paired test: ROC AUC (DeLong + the paired
 permutation of percentile ranks, 1,000 resamples), natural-threshold and cross-validated
@@ -6,8 +6,8 @@ accuracy (exact McNemar + bootstrap), Pearson (Williams + permutation + bootstra
 (permutation at the resample count Holm over 55 comparisons needs, 10,999 + bootstrap), Kendall
 (jackknife). Printed as a ratio against one scikit-learn ``roc_auc_score`` pass per metric in
 the same process, with the CPU seconds and the peak memory of the comparisons (and the machine's
-load, which CPU seconds still feel on a shared machine). Issue 17 asks
-for under 10 s CPU on the project's 2-core machine (7.6 s before it, with half-power AUC tests
+load, which CPU seconds still feel on a shared machine). The target is
+under 10 s CPU on the project's 2-core machine (7.6 s before it, with half-power AUC tests
 and clusters that could not separate).
 
     .venv/bin/python benchmarks/meta_evaluation_speed.py [--pairs 10000] [--metrics 11] [--resamples 1000]

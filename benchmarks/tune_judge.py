@@ -1,4 +1,4 @@
-"""Tune the embedded judge on MRPC train and measure what it gains (issue 22's targets), and what it costs.
+"""Tune the embedded judge on MRPC train and measure what it gains against its targets, and what it costs.
 
     # Train and score (no Django, no database): on a GPU, or a small slice on a CPU.
     python benchmarks/tune_judge.py train --device cuda --epochs 2 --batch-size 16 --cross-fit 5 \

@@ -118,12 +118,13 @@ def main() -> None:
         )
         python = sys.executable
         subprocess.run([python, "manage.py", "migrate", "--noinput", "-v", "0"], cwd=ROOT, env=env, check=True)
+        # A superuser: a campaign of no team is visible to superusers only (annotate/teams.py).
         setup = (
             "from django.contrib.auth import get_user_model; from annotate.models import Campaign;"
-            f"get_user_model().objects.create_user('bench', password='{PASSWORD}', is_staff=True);"
+            f"get_user_model().objects.create_user('bench', password='{PASSWORD}', is_staff=True, is_superuser=True);"
             "Campaign.objects.create(slug='bench', name='Bench')"
         )
-        subprocess.run([python, "manage.py", "shell", "-c", setup], cwd=ROOT, env=env, check=True)
+        subprocess.run([python, "manage.py", "shell", "-v", "0", "-c", setup], cwd=ROOT, env=env, check=True)
         csv_path = base / "pairs.csv"
         size = write_csv(csv_path, arguments.megabytes)
         port = free_port()

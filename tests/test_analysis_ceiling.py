@@ -1,4 +1,4 @@
-"""The human ceiling with an even number of judges and unequal judges per pair (issue 17, item 7).
+"""The human ceiling with an even number of judges and unequal judges per pair.
 
 Every earlier fixture had 3 judges per pair, where a majority that wrongly includes the left-out
 judge happens to give the same verdicts; with 2 or 4 judges (and mixed counts) it does not. The

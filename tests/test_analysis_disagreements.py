@@ -1,4 +1,4 @@
-"""A metric's worst disagreements with the people (issue 18: pair pages reached from the
+"""A metric's worst disagreements with the people (the pair pages reached from the
 dashboard's tables and Figure 2's points), checked against a computation written out here:
 closeness ranks counted pair by pair, a distance read the other way round, worst first."""
 

@@ -46,7 +46,7 @@ def test_computing_then_ready(staff_api, queue_dir):  # type: ignore[no-untyped-
     statistics = {test["statistic"] for test in body["meta"]["paired"]}
     assert statistics == {"auc", "accuracy_natural", "accuracy_cv", "pearson", "spearman", "kendall"}
     assert len(body["meta"]["paired"]) == 6 * 6  # six statistics x (4 choose 2) metric pairs
-    # Beside each matrix, its test and the smallest p it can reach (issue 17, item 2).
+    # Beside each matrix, its test and the smallest p it can reach.
     rankings = {ranking["statistic"]: ranking for ranking in body["meta"]["rankings"]}
     assert rankings["auc"]["test"] == "DeLong" and rankings["auc"]["smallest_p"] is None
     assert rankings["auc"]["floor_note"] == "DeLong test (analytic): no resampling floor on its p-values."

@@ -1,5 +1,5 @@
 """ΔROC-AUC between two metrics on the same pairs: DeLong's test and the paired permutation that
-swaps the two metrics' percentile ranks and recomputes both AUCs (issue 17, item 1).
+swaps the two metrics' percentile ranks and recomputes both AUCs.
 
 Checked against scipy's ``permutation_test`` (exact enumeration), scikit-learn's AUC on every
 swap pattern, and a DeLong written here from the 1988 paper's placement values; power on data
@@ -113,7 +113,7 @@ def test_delong_matches_the_1988_formula_and_sklearn(seed):
 
 
 def test_permutation_null_spread_equals_delongs_standard_error():
-    # The bug of issue 17: permuting a linearised rank statistic gave a null ~1.9x too wide.
+    # The bug a review found: permuting a linearised rank statistic gave a null ~1.9x too wide.
     binary, a, b = _latent(2000, 5)
     positive = binary == 1
     u, v = stats.rankdata(a) / 2000, stats.rankdata(b) / 2000

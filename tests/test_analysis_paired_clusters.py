@@ -1,4 +1,4 @@
-"""Clusters that can separate (issue 17, item 2): analytic tests where they exist, Monte-Carlo
+"""Clusters that can separate: analytic tests where they exist, Monte-Carlo
 resamples chosen from the number of comparisons, the smallest reachable p beside each matrix."""
 
 from __future__ import annotations
@@ -55,7 +55,7 @@ def test_resamples_for_reaches_alpha_over_five_after_holm():
     assert P.resamples_for(28, 0.05) == 5599
     assert 28 * P.smallest_p(5599) == pytest.approx(0.01)
     assert 55 * P.smallest_p(P.resamples_for(55, 0.05)) <= 0.01
-    # The issue's figure: at 1,000 resamples the smallest Holm-adjusted p over 28 is 0.056.
+    # The figure a review found: at 1,000 resamples the smallest Holm-adjusted p over 28 is 0.056.
     assert 28 * P.smallest_p(1000) == pytest.approx(0.0559, abs=1e-4)
     assert P.smallest_p(256, exact=True) == 2 / 256
 

@@ -1,4 +1,4 @@
-"""Spearman and Kendall paired tests on tied data (issue 17, item 6).
+"""Spearman and Kendall paired tests on tied data.
 
 The Spearman permutation swaps each metric's mid-ranks without re-ranking (the reason is in
 ``paired._per_pair_values`` and docs/explanation/statistics-paired-tests.md); these tests pin that choice

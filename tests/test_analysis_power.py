@@ -1,7 +1,7 @@
-"""Power of every paired test at the issue's sample sizes (issue 17, "Proof").
+"""Power of every paired test at the sample sizes of the study.
 
 A metric that is a noisy copy of the human scale must be separated from one with half the
-signal, on every statistic, at 2,000 pairs (the issue's random MRPC sample) and 5,801 pairs (all
+signal, on every statistic, at 2,000 pairs (a random MRPC sample) and 5,801 pairs (all
 of MRPC); two identical metrics must never be separated. The human scale is what a campaign
 produces: the mean of three judges' 4-point answers around a latent meaning similarity, and the
 binary label their majority.

@@ -1,4 +1,4 @@
-"""One seed setting (issue 17, item 5): the command line, the dashboard and the API use
+"""One seed setting: the command line, the dashboard and the API use
 PARAEVAL_SEED and print the same Monte-Carlo figures for the same data."""
 
 from __future__ import annotations

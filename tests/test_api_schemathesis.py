@@ -131,7 +131,7 @@ def test_the_api_answers_as_its_schema_says(api_schema, staff_token: str) -> Non
     assert failures == [], "\n\n".join(failures)
 
 
-# --- Cases schemathesis found once (issue 21, item 14), pinned: the schema forbids each request
+# --- Cases schemathesis found once, pinned: the schema forbids each request
 # and the server refuses it with a 400 naming the parameter; or the schema documents the refusal.
 
 

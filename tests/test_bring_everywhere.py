@@ -1,4 +1,4 @@
-"""An imported metric appears wherever a computed one does (issue 19, "Bring scores"): every
+"""An imported metric appears wherever a computed one does (scores brought from outside): every
 table and figure of the dashboard, the PARAPHRASUS table, the paired tests and clusters,
 threshold honesty, ties, the system view, groups, distance bins, the human ceiling and the
 alternative annotator test, calibration, the tables of ``evaluate_metrics``, the staff pair

@@ -127,7 +127,7 @@ def test_a_reservation_blocks_others_until_it_expires_then_returns_to_the_pool()
 
 
 def test_a_volunteer_who_never_answered_holds_a_pair_only_briefly(settings) -> None:
-    """Issue 11, point 1: starts that never answer (a script) give their pairs back within minutes."""
+    """Starts that never answer (a script) give their pairs back within minutes."""
     settings.PARAEVAL_FIRST_RESERVATION_MINUTES = 3
     campaign = make_campaign(quota=5, judges_per_pair=1, reservation_minutes=20)
     pairs = [make_pair(campaign) for _ in range(3)]
@@ -148,7 +148,7 @@ def test_a_volunteer_who_never_answered_holds_a_pair_only_briefly(settings) -> N
 
 
 def test_an_expired_reservation_is_shown_again_but_never_renewed() -> None:
-    # Issue 21, point 2: a reload used to renew an expired reservation, so volunteers who
+    # An attack run found that a reload used to renew an expired reservation, so volunteers who
     # reload and never answer held their pairs for ever. The pair is still shown while it is
     # free, but holds nothing against the others.
     campaign = make_campaign(quota=5)

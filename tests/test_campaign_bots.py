@@ -1,4 +1,4 @@
-"""Scripted volunteers that reload and never answer cannot hold a campaign (issue 21, point 2)."""
+"""Scripted volunteers that reload and never answer cannot hold a campaign."""
 
 from __future__ import annotations
 

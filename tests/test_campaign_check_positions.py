@@ -1,4 +1,4 @@
-"""Check pairs cannot be told apart by their place or their text (issue 21, point 4)."""
+"""Check pairs cannot be told apart by their place or their text."""
 
 from __future__ import annotations
 
@@ -30,7 +30,7 @@ def places_of_checks(campaign: Campaign, volunteer: Volunteer) -> list[int]:
 
 
 def test_each_volunteer_meets_the_checks_at_places_of_their_own_within_the_spacing() -> None:
-    # Before: every volunteer met the checks at the same places (6 and 10 in the issue's test).
+    # Before: every volunteer met the checks at the same places (6 and 10 in the report of the attack).
     campaign = make_campaign(quota=10, judges_per_pair=40, check_positions="5, 10")
     for number in range(2):
         make_pair(campaign, is_check=True, expected_label=Label.MOSTLY_SIMILAR.value, external_id=f"check-{number}")

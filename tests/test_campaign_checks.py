@@ -1,4 +1,4 @@
-"""Attention checks and judge quality (issue 13): where checks come, what they count, who is flagged."""
+"""Attention checks and judge quality: where checks come, what they count, who is flagged."""
 
 from __future__ import annotations
 

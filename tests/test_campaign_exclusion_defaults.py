@@ -1,4 +1,4 @@
-"""The exclusion rule a new campaign starts with (issue 21, point 10)."""
+"""The exclusion rule a new campaign starts with."""
 
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""The volunteer pages in French (Django's translation machinery), and the language switch (issue 13)."""
+"""The volunteer pages in French (Django's translation machinery), and the language switch."""
 
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""Full campaigns and platform sessions (issue 21, points 1 and 3), over HTTP."""
+"""Full campaigns and platform sessions, over HTTP."""
 
 from __future__ import annotations
 

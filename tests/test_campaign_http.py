@@ -239,7 +239,7 @@ def test_the_end_page_when_the_pool_runs_out_before_the_quota(client: Client) ->
     volunteer.refresh_from_db()
     assert volunteer.finished_at is not None
     # The next volunteer is told at once that the study is full, before any training
-    # (issue 21, point 1; test_campaign_full_and_sessions covers it in depth).
+    # (test_campaign_full_and_sessions covers it in depth).
     page = Client().get(f"/c/{campaign.slug}/").content.decode()
     assert "This study is full" in page
 

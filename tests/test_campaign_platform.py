@@ -1,4 +1,4 @@
-"""A campaign recruiting through a crowd platform (Prolific first), over HTTP (issue 13)."""
+"""A campaign recruiting through a crowd platform (Prolific first), over HTTP."""
 
 from __future__ import annotations
 

@@ -232,7 +232,7 @@ def test_progress_counts_judgements_against_targets(staff_client: Client) -> Non
 
 
 def test_the_form_holds_every_setting_the_study_needs(staff_client: Client, settings) -> None:
-    """Issue 18: platform (plain link, Prolific, both), closing when full, public or not — each
+    """Platform (plain link, Prolific, both), closing when full, public or not — each
     with its line — and saved from the form; the home page invites to the public campaign."""
     settings.PARAEVAL_PUBLIC_CAMPAIGN = ""
     study()
@@ -280,7 +280,7 @@ def test_the_form_holds_every_setting_the_study_needs(staff_client: Client, sett
 
 
 def test_progress_says_full_exactly_when_the_welcome_page_does() -> None:
-    """One definition of "full" (issue 21, point 8): the settings page's progress counts
+    """One definition of "full": the settings page's progress counts
     reservations as the allocator does, so pairs held by scripts that never answered (past the
     grace period, they yield to a newcomer) leave the campaign open there as on the welcome page."""
     import datetime

@@ -1,5 +1,5 @@
 """While PostgreSQL cannot be reached: a 503 in the volunteer's language, with Retry-After,
-saying their answers are safe (issue 21, item 12). The database is pointed at a closed port."""
+saying their answers are safe. The database is pointed at a closed port."""
 
 from __future__ import annotations
 

@@ -133,6 +133,29 @@ def test_staff_read_the_site_at_docs(staff_client, built_site: Path, settings) -
 
 
 @pytest.mark.django_db
+def test_directory_style_addresses_lead_to_the_page(staff_client, built_site: Path, settings) -> None:  # type: ignore[no-untyped-def]
+    # The site is built with use_directory_urls: false; "page/" and a folder without its "/"
+    # redirect to where the page's relative links resolve.
+    settings.PARAEVAL_DOCS_SITE_DIR = built_site
+    for asked, lands in (
+        ("/docs/tutorials/first-campaign/", "/docs/tutorials/first-campaign.html"),
+        ("/docs/tutorials/first-campaign", "/docs/tutorials/first-campaign.html"),
+        ("/docs/reference/settings/", "/docs/reference/settings.html"),
+        ("/docs/tutorials", "/docs/tutorials/"),
+    ):
+        response = staff_client.get(asked)
+        assert (response.status_code, response["Location"]) == (302, lands), asked
+    page = staff_client.get("/docs/tutorials/first-campaign/", follow=True)
+    assert page.status_code == 200
+    body = b"".join(page.streaming_content).decode()
+    assert "<h1" in body and "Your first campaign, from your file to the export" in body
+    folder = staff_client.get("/docs/tutorials/")
+    assert folder.status_code == 200 and "Tutorials" in b"".join(folder.streaming_content).decode()
+    assert staff_client.get("/docs/no-such-page/").status_code == 404
+    assert staff_client.get("/docs/../manage/").status_code == 404
+
+
+@pytest.mark.django_db
 def test_a_missing_site_says_how_to_build_it_and_visitors_go_to_the_login(
     staff_client, tmp_path: Path, settings
 ) -> None:  # type: ignore[no-untyped-def]

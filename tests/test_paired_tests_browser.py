@@ -1,5 +1,5 @@
 """The paired-tests section in headless Chromium: each matrix shows its test and the smallest
-p it can reach (issue 17, item 2), at desktop and phone sizes."""
+p it can reach, at desktop and phone sizes."""
 
 from __future__ import annotations
 

@@ -160,7 +160,7 @@ def test_dashboard_section(client, staff_user, campaign):
 
 def test_objectives_take_json_only(staff_api, campaign):
     """A form or multipart body cannot carry the origin -> objective object: DRF read it as an
-    empty object and answered 200 to a body it had ignored (schemathesis, issue 21 item 14)."""
+    empty object and answered 200 to a body it had ignored (found by schemathesis)."""
     before = staff_api.get("/api/campaigns/bench/objectives/").json()
     ignored = staff_api.put("/api/campaigns/bench/objectives/", {"objectives": '{"m": "classify"}'}, format="multipart")
     assert ignored.status_code == 415

@@ -42,7 +42,7 @@ from tests.corpora import MRPC as MRPC_DIR
 pytestmark = pytest.mark.model
 
 MRPC = MRPC_DIR / "msr_paraphrase_test.txt"
-TOLERANCE = 1e-4  # the bound, float32
+TOLERANCE = 1e-4  # the bound set for the fast path, float32
 # Batching and padding change only the order of float32 sums.
 SAME = 5e-5
 

@@ -1,4 +1,4 @@
-"""Check answers and excluded volunteers are visible and filterable everywhere (issue 21, item 6)."""
+"""Check answers and excluded volunteers are visible and filterable everywhere."""
 
 from __future__ import annotations
 

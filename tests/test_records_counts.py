@@ -1,4 +1,4 @@
-"""One definition per count, said on the page (issue 21, item 8)."""
+"""One definition per count, said on the page."""
 
 from __future__ import annotations
 

@@ -1,5 +1,4 @@
-"""Figures that agree: the system view names the real cause, both tables print one tied range
-(issue 21, item 9)."""
+"""Figures that agree: the system view names the real cause, both tables print one tied range."""
 
 from __future__ import annotations
 

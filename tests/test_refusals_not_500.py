@@ -1,4 +1,4 @@
-"""Abuse gets a 4xx with a reason, never a 500 (issue 21, item 11)."""
+"""Abuse gets a 4xx with a reason, never a 500."""
 
 from __future__ import annotations
 

@@ -272,7 +272,7 @@ def test_an_llm_task_takes_along_the_pairs_queued_behind_it(enabled, queue_dir: 
 @pytest.mark.slow
 def test_the_dispatch_after_a_large_import_works_in_bounded_rounds(enabled, queue_dir: Path, monkeypatch) -> None:
     """After an import commits, its pairs are queued round by round: the Python memory of the
-    dispatch is that of one round, not of the whole import (issue 11, point 7)."""
+    dispatch is that of one round, not of the whole import."""
     enabled.PARAEVAL_SCORING_BATCH_SIZE = 32
     monkeypatch.setattr(dispatch, "DISPATCH_ROUND", 500)
     campaign = make_campaign()

@@ -243,7 +243,7 @@ def test_an_increment_keeps_the_window_of_the_counter(tmp_path: Path) -> None:
 
 
 def test_a_real_volunteer_arriving_during_a_burst_still_gets_pairs(settings) -> None:
-    """Issue 11, point 1: a script's burst of starts cannot take a campaign away from people.
+    """A script's burst of starts cannot take a campaign away from people.
 
     The start limit stops the burst at 30 volunteers from one address; those that never answer
     hold their first pair for only PARAEVAL_FIRST_RESERVATION_MINUTES; a volunteer from another

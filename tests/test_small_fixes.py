@@ -1,4 +1,4 @@
-"""The smaller things seen on screen (issue 21): slug help text, import summary, plain link
+"""The smaller things seen on screen: slug help text, import summary, plain link
 beside a crowd platform, the API docs' example body."""
 
 from __future__ import annotations

@@ -58,7 +58,7 @@ def test_from_the_pair_list_to_a_pair(browser: WebDriver, live_server, artifacts
 def test_the_dashboard_leads_to_pairs_from_its_worst_disagreements_and_its_points(
     browser: WebDriver, live_server, artifacts_dir: Path
 ) -> None:
-    """Issue 18: a pair's page is reached from the dashboard's table of a metric's worst
+    """A pair's page is reached from the dashboard's table of a metric's worst
     disagreements and from the points of the score / edit-distance figure (the paper's Figure 2)."""
     from django.core.cache import cache
     from selenium.webdriver.common.action_chains import ActionChains

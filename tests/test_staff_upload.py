@@ -439,7 +439,7 @@ def test_an_sts_b_file_is_read_once_its_format_is_chosen(staff_client: Client) -
 def test_one_importer_behind_three_doors(
     staff_client: Client, sent, tmp_path: Path, django_capture_on_commit_callbacks
 ) -> None:
-    """Issue 18: the upload page, ``import_pairs`` and ``POST /api/pairs/`` run the same importer:
+    """The upload page, ``import_pairs`` and ``POST /api/pairs/`` run the same importer:
     the same problems (line, field, message) for the same bad records, the same pairs stored."""
     import io
     import json

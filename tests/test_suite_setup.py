@@ -99,7 +99,7 @@ def test_the_test_command_keeps_a_database_url_it_is_given(tmp_path: Path) -> No
     stdout, seen = run_test_script(fake_venv(tmp_path / "venv"), DATABASE_URL=given)
     assert f"[test] database: {given}\n" in stdout
     assert seen.splitlines()[0] == f"DATABASE_URL={given}"
-    # The type check runs before pytest (issue 11, point 13), and so do the layer contracts and
+    # The type check runs before pytest, and so do the layer contracts and
     # the documentation site's strict build.
     assert (tmp_path / "venv" / "mypy-ran").read_text(encoding="utf-8") == "mypy\n"
     assert (tmp_path / "venv" / "checks-ran").read_text(encoding="utf-8") == (
@@ -188,7 +188,7 @@ def test_no_file_of_the_project_names_a_path_of_this_machine() -> None:
 
 
 def test_every_model_change_has_its_migration(tmp_path: Path) -> None:
-    """Issue 21, point 17: a help text changed in a model and not in a migration failed
+    """A help text changed in a model and not in a migration failed
     ``makemigrations --check`` on main; scripts/test.sh runs that check, and so does this test."""
     done = subprocess.run(
         [sys.executable, "manage.py", "makemigrations", "--check", "--dry-run"],

@@ -239,7 +239,7 @@ class _Tally:
     # memory. A hash collision would only miscount that note.
     text_hashes: array[int] = field(default_factory=lambda: array("q"))
     # Lines of check pairs whose two sentences are the same: no word is highlighted on such a
-    # pair, which tells it apart from every real pair (issue 21, point 4).
+    # pair, which tells it apart from every real pair.
     identical_checks: list[int | None] = field(default_factory=list)
 
     def add(self, draft: PairDraft) -> None:

@@ -494,7 +494,7 @@
             legend: { display: false },
             tooltip: { callbacks: { footer: (items) => (items.length && items[0].raw && items[0].raw.pair ? "Click: open pair " + items[0].raw.pair : "") } },
           },
-          // A point opens its pair's page (the issue's "Figure 2's points"); the cursor says so.
+          // A point opens its pair's page (as the paper's Figure 2 invites); the cursor says so.
           onClick: (event, elements, chart) => {
             const hit = elements.find((item) => chart.data.datasets[item.datasetIndex].data[item.index].pair);
             if (hit) window.location.assign(pairUrl(chart.data.datasets[hit.datasetIndex].data[hit.index].pair));

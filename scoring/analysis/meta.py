@@ -444,7 +444,7 @@ def _rankings(
 
 
 def _with_floor(ranking: Ranking, tests: list[PairedTest], options: MetaOptions) -> Ranking:
-    """The test behind a matrix and the smallest p it can reach (issue 17: at 1,000 resamples
+    """The test behind a matrix and the smallest p it can reach (at 1,000 resamples
     Holm over 28 comparisons cannot go below 0.056, so no metric could be separated)."""
     statistic = ranking.statistic
     tested = [test for test in tests if test.p_value is not None]

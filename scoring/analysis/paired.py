@@ -51,7 +51,7 @@ BoolArray = NDArray[np.bool_]
 
 DEFAULT_RESAMPLES = 1000
 # The library default when no seed is given; Django code passes settings.PARAEVAL_SEED (one seed
-# for the command line, the dashboard and the API: issue 17 found 20250101 against 20250102).
+# for the command line, the dashboard and the API: a review found 20250101 against 20250102).
 DEFAULT_SEED = BOOTSTRAP_DEFAULT_SEED
 CHUNK = 128  # resamples per block: a block of 10,000 pairs is ~10 MB
 MIN_ITEMS = 3

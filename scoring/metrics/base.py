@@ -2,7 +2,10 @@
 
 A metric is cheap to construct (no model is loaded until the first score), so the web
 process can compute configuration hashes without importing torch. Heavy models are loaded
-once per process by the caches in :mod:`scoring.metrics.loaders`.
+once per process by ``functools.lru_cache`` loaders: ``load_bert`` and
+``load_sentence_encoder`` in :mod:`scoring.metrics.encoders`, ``_idf_weights`` in
+:mod:`scoring.metrics.bertscore`, and the judge models' ``_load`` and ``_load_tuned`` in
+:mod:`scoring.metrics.lm`.
 """
 
 from __future__ import annotations

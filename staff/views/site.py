@@ -10,7 +10,7 @@ from django.conf import settings
 from django.contrib.admin.views.decorators import staff_member_required
 from django.http import FileResponse, Http404, HttpRequest, HttpResponse
 from django.http.response import HttpResponseBase
-from django.shortcuts import render
+from django.shortcuts import redirect, render
 from django.views.decorators.cache import never_cache
 from django.views.decorators.http import require_GET
 
@@ -68,9 +68,21 @@ def docs(request: HttpRequest, path: str = "") -> HttpResponseBase:
     if not (site / "index.html").is_file():
         return render(request, "staff/docs_missing.html", {"site": site}, status=404)
     target = (site / (path or "index.html")).resolve()
-    if target.is_dir():
-        target = target / "index.html"
     # Only files inside the site folder: "../" or a link out of it is a 404.
-    if not target.is_relative_to(site) or not target.is_file():
+    if not target.is_relative_to(site):
+        raise Http404("No such documentation page.")
+    if target.is_dir():
+        if path and not path.endswith("/"):
+            # The folder's index.html links relative to the folder: its address must end in "/".
+            return redirect("docs-page", path=f"{path}/")
+        target = target / "index.html"
+    elif not target.is_file() and path.rstrip("/"):
+        # The site is built with use_directory_urls: false (it opens from the file system), so
+        # a page lives at "page.html"; the directory-style address "page/" redirects there,
+        # where the page's relative links resolve.
+        page = (site / f"{path.rstrip('/')}.html").resolve()
+        if page.is_relative_to(site) and page.is_file():
+            return redirect("docs-page", path=page.relative_to(site).as_posix())
+    if not target.is_file():
         raise Http404("No such documentation page.")
     return FileResponse(target.open("rb"))
