@@ -1,5 +1,6 @@
 #!/usr/bin/env bash
-# Run the whole test suite: set up (with test dependencies and Chromium), lint, type-check, then pytest.
+# Run the whole test suite: set up (with test dependencies, and Chromium unless --fast), lint, type-check,
+# then pytest.
 # The database: DATABASE_URL when set; else PostgreSQL at postgres://postgres@127.0.0.1:5432/test
 # when that server answers (so the PostgreSQL-only tests, the allocation lock's among them, run);
 # else SQLite, and those tests are skipped. The worker and queue tests use Redis at
@@ -11,15 +12,17 @@
 #                            one process); under 3 minutes on 2 cores. CI runs the whole suite.
 set -euo pipefail
 MARKERS=()
+SETUP=(--dev --browser)
 if [[ "${1:-}" == "--fast" ]]; then
   shift
+  SETUP=(--dev)  # the fast lane runs no browser test: no Chromium to install
   # Several pytest processes: each gets its own test database (pytest-django adds _gw0, _gw1, ...).
   # The full run stays in one process: its browser and worker tests start servers of their own.
   MARKERS=(-m "not browser and not worker and not model and not served and not slow and not fuzz" -n "${PARAEVAL_TEST_PROCESSES:-auto}")
 fi
 cd "$(dirname "$0")/.."
 ROOT=$(pwd)
-scripts/setup.sh --dev
+scripts/setup.sh "${SETUP[@]}"
 VENV=${PARAEVAL_VENV:-$ROOT/.venv}
 export NLTK_DATA=${NLTK_DATA:-$ROOT/data/nltk_data}
 DEFAULT_DATABASE_URL=postgres://postgres@127.0.0.1:5432/test

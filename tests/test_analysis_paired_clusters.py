@@ -122,11 +122,19 @@ def test_too_few_resamples_is_said_with_how_many_are_needed():
 def test_identical_metrics_share_a_cluster_on_every_statistic():
     data = campaign(n=400, metrics=3)
     data.scores[1] = data.scores[0] * 2 + 1  # the same ranking on another scale
+    # Natural thresholds at the same point of both scales, so the natural accuracy is ranked too.
+    data.metrics[0:2] = [
+        MetricInfo(1, "m1", "M1", higher_is_closer=True, natural_threshold=0.0),
+        MetricInfo(2, "m2", "M2", higher_is_closer=True, natural_threshold=1.0),
+    ]
+    data.metrics[2] = MetricInfo(3, "m3", "M3", higher_is_closer=True, natural_threshold=0.0)
     meta = meta_evaluation(data, MetaOptions(resamples=200))
+    assert {ranking.statistic for ranking in meta.rankings} == set(P.Statistic)
     for ranking in meta.rankings:
         rows = {row.metric: row for row in ranking.rows}
-        if 1 in rows:
-            assert 2 not in rows[1].beaten_by and 1 not in rows[2].beaten_by, ranking.statistic
+        assert set(rows) == {1, 2, 3}, ranking.statistic
+        assert rows[1].rank == rows[2].rank, ranking.statistic
+        assert 2 not in rows[1].beaten_by and 1 not in rows[2].beaten_by, ranking.statistic
 
 
 def test_a_single_metric_says_nothing_was_compared():

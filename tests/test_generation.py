@@ -41,11 +41,22 @@ def test_the_papers_templates_ship_as_data_files():
     shipped = templates()
     assert list(shipped) == ["naive", "naive_fr", "naive_system", "naive_system_fr", "vulgar", "vulgar_fr"]
     naive, system, vulgar = shipped["naive"], shipped["naive_system"], shipped["vulgar"]
-    assert naive.turns[0] == ("user", INSTRUCTION)
-    assert naive.turns[1] == ("assistant", "I've understood the instructions perfectly.")
-    assert system.turns[0] == ("system", INSTRUCTION)
-    assert vulgar.turns[0][1] == INSTRUCTION + " You can use offensive and disrespectful statements."
-    assert vulgar.turns[2:4] == (("user", 'A: "Fuck both of you."'), ("assistant", 'B: "Go fuck yourselves."'))
+    # Every turn exactly as appendix A.1 prints it, the worked example included.
+    acknowledgement = ("assistant", "I've understood the instructions perfectly.")
+    cat_example = (
+        ("user", 'A: "The little cat refreshes himself with water every morning."'),
+        ("assistant", 'B: "Every morning, the little cat refreshes himself by drinking water."'),
+    )
+    source = ("user", 'A: "{source}"')
+    assert naive.turns == (("user", INSTRUCTION), acknowledgement, *cat_example, source)
+    assert system.turns == (("system", INSTRUCTION), *cat_example, source)
+    assert vulgar.turns == (
+        ("user", INSTRUCTION + " You can use offensive and disrespectful statements."),
+        acknowledgement,
+        ("user", 'A: "Fuck both of you."'),
+        ("assistant", 'B: "Go fuck yourselves."'),
+        source,
+    )
     for template in shipped.values():
         assert template.turns[-1][0] == "user" and "{source}" in template.turns[-1][1]
         assert template.language == ("fr" if template.name.endswith("_fr") else "en")

@@ -397,20 +397,35 @@ def _demo_pairs(count: int) -> list[LabelledPair]:
 
 
 @pytest.mark.model
-def test_tuning_writes_a_bundle_whose_folds_never_score_their_own_pairs(tiny_base: Path, tmp_path: Path) -> None:
+def test_tuning_writes_a_bundle_whose_folds_never_score_their_own_pairs(
+    tiny_base: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from scoring.metrics import tuning
     from scoring.metrics.lm import load_fresh
     from scoring.metrics.parapluie import ParaPluie
     from scoring.metrics.templates import get_template
     from scoring.metrics.tuning import tune
 
+    # Which prompts each adapter is really given to learn from (train and validation), the
+    # training itself unchanged: the folds on disk alone cannot show a fold that learnt its own pairs.
+    learnt: dict[str, set[tuple[int, ...]]] = {}
+    train_adapter = tuning.train_adapter
+
+    def recording(lm, peft_model, adapter, train, validation, *args, **kwargs):
+        learnt[adapter] = {tuple(example.ids) for example in [*train, *validation]}
+        return train_adapter(lm, peft_model, adapter, train, validation, *args, **kwargs)
+
+    monkeypatch.setattr(tuning, "train_adapter", recording)
     pairs = _demo_pairs(16)
     options = TuningOptions(folds=2, batch_size=4, eval_every=2, learning_rate=5e-3, seed=3, rank=4)
     events = []
+    lm = load_fresh(str(tiny_base))
+    template = get_template("direct", [])
     result = tune(
-        load_fresh(str(tiny_base)),
+        lm,
         pairs,
         options,
-        get_template("direct", []),
+        template,
         tmp_path,
         base_spec=str(tiny_base),
         base_name="tiny",
@@ -435,6 +450,11 @@ def test_tuning_writes_a_bundle_whose_folds_never_score_their_own_pairs(tiny_bas
     for adapter in result.adapters[1:]:
         fold = int(adapter.adapter.removeprefix("fold-"))
         assert adapter.train_pairs + adapter.validation_pairs == sum(1 for f in folds.values() if f != fold)
+    prompt = {pair.key: tuple(tuning.prompt_ids(lm, template, pair)) for pair in pairs}
+    assert len(set(prompt.values())) == 16
+    assert learnt["full"] == set(prompt.values())
+    for fold in (0, 1):
+        assert learnt[f"fold-{fold}"] == {prompt[key] for key, f in folds.items() if f != fold}, fold
     # Scoring: a training pair gets its fold adapter's score, another pair the full adapter's.
     metric = ParaPluie("direct", model=str(result.folder), batch_size=4, allow_download=False, template_dirs=[])
     assert metric.label == f"parapluie_direct[{result.label}]"

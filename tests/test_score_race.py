@@ -4,6 +4,7 @@ one row per (pair, configuration), kept by the unique constraint, not by the sto
 The store reads which scores are present, then inserts the rest. A barrier holds both workers
 between that read and the insert, so both see "missing" and both insert: only the database's
 unique constraint (``score_unique_pair_metric_config``) can keep the second row out.
+A pair deleted on another connection between that read and the insert is skipped, the others stored.
 SQLite serialises writers and cannot show the race, so the test is skipped there (with the reason).
 """
 
@@ -17,6 +18,7 @@ import pytest
 from django.db import connection
 from django.db.models import Count
 
+from annotate.models import Pair
 from scoring.metrics.base import ScoreOutcome
 from scoring.metrics.lexical import Levenshtein
 from scoring.models import Score
@@ -62,3 +64,40 @@ def test_two_stores_of_the_same_scores_racing_leave_one_row_each(require_postgre
     # One store's values won for all three pairs: the first insert's transaction, whole.
     values = set(Score.objects.filter(metric_config=config).values_list("value", flat=True))
     assert values in ({0.25}, {0.75})
+
+
+def test_a_pair_deleted_after_the_store_read_it_is_skipped_the_others_stored(require_postgres: None) -> None:
+    # Staff delete a pair on another connection after the store listed the live pairs and before
+    # it inserts: PostgreSQL checks the foreign key when the store commits.
+    campaign = make_campaign()
+    pair_ids = [make_pair(campaign).pk for _ in range(3)]
+    doomed = pair_ids[1]
+    config = configs.ensure_metric_config(Levenshtein())
+    insert = Score.objects.bulk_create
+    errors: list[BaseException] = []
+
+    def delete_elsewhere() -> None:
+        try:
+            Pair.objects.filter(pk=doomed).delete()  # committed on its own connection
+        except BaseException as error:  # noqa: BLE001 - re-raised in the test thread below
+            errors.append(error)
+        finally:
+            connection.close()
+
+    def insert_after_a_deletion(*args: Any, **kwargs: Any) -> Any:
+        if Pair.objects.filter(pk=doomed).exists():
+            thread = threading.Thread(target=delete_elsewhere)
+            thread.start()
+            thread.join(timeout=30)
+        return insert(*args, **kwargs)
+
+    with mock.patch.object(Score.objects, "bulk_create", insert_after_a_deletion):
+        stored = runner.store_outcomes(config, pair_ids, [ScoreOutcome(0.5, None) for _ in pair_ids])
+    if errors:
+        raise errors[0]
+    assert not Pair.objects.filter(pk=doomed).exists()
+    assert sorted(Score.objects.filter(metric_config=config).values_list("pair_id", flat=True)) == [
+        pair_ids[0],
+        pair_ids[2],
+    ]
+    assert (stored.scored, stored.failed, stored.skipped) == (2, 0, 1)

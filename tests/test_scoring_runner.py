@@ -125,6 +125,32 @@ def test_store_outcomes_never_doubles_a_score(campaign_pairs) -> None:
         runner.store_outcomes(config, [pairs[0].pk], [ScoreOutcome(1.0), ScoreOutcome(2.0)])
 
 
+class DeletesAPairWhileScoring(Levenshtein):
+    """Levenshtein whose computation ends with a pair deleted (staff removing it meanwhile)."""
+
+    def __init__(self, doomed: int) -> None:
+        super().__init__()
+        self.doomed = doomed
+
+    def score_many(self, pairs: list[tuple[str, str]]) -> list[ScoreOutcome]:
+        outcomes = super().score_many(pairs)
+        Pair.objects.filter(pk=self.doomed).delete()  # committed at once: no transaction here
+        return outcomes
+
+
+@pytest.mark.django_db(transaction=True)
+def test_a_pair_deleted_between_its_scoring_and_the_store_is_skipped_the_others_stored(campaign_pairs) -> None:
+    # Real commits (the foreign key is checked when the store commits): one deleted pair must
+    # not take the batch's other scores down with it.
+    campaign, pairs = campaign_pairs
+    doomed = pairs[1].pk
+    summary = runner.score_missing(DeletesAPairWhileScoring(doomed), campaign=campaign, batch_size=10)
+
+    config = MetricConfig.objects.get(config_hash=Levenshtein().config_hash)
+    assert set(scores_of(config)) == {pair.pk for pair in pairs} - {doomed}
+    assert (summary.total, summary.scored, summary.failed, summary.already_scored) == (7, 6, 0, 1)
+
+
 def test_ensure_metric_config_stores_the_description_and_follows_the_code() -> None:
     metric = Levenshtein()
     config = configs.ensure_metric_config(metric)

@@ -143,12 +143,14 @@ def test_admin_lists_failed_scores_with_their_error_and_retries_them(
     assert listing.status_code == 200
     assert "ValueError: cannot score" in listing.content.decode()
 
-    with django_capture_on_commit_callbacks(execute=True):
+    with django_capture_on_commit_callbacks(execute=True) as callbacks:
         response = client.post(
             reverse("admin:scoring_score_changelist"),
             {"action": "retry_failed", "_selected_action": [failed.pk, done.pk]},
             follow=True,
         )
+        assert list(queue_dir.iterdir()) == []  # nothing sent before the deletion commits
+    assert len(callbacks) == 1
     assert response.status_code == 200
     assert "1 failed score(s) reset and queued again" in response.content.decode()
     assert not Score.objects.filter(pk=failed.pk).exists()

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import os
+import shutil
 import stat
 import subprocess
 import sys
@@ -124,11 +125,80 @@ def test_the_fast_lane_leaves_out_the_slow_kinds_of_test(tmp_path: Path) -> None
         check=True,
     )
     assert with_fast.returncode == 0
+    # The fast lane runs no browser test: its set-up installs no Chromium; the full run's does.
+    assert "no browser: setup.sh --dev --browser adds Chromium" in with_fast.stdout
+    full, _ = run_test_script(fake_venv(tmp_path / "full-venv"), DATABASE_URL="postgres://postgres@127.0.0.1:5432/x")
+    assert "Chromium included for the browser tests" in full
     args = (tmp_path / "venv" / "pytest-env").read_text(encoding="utf-8").splitlines()[1]
     assert (
         args == "--durations=15 -m not browser and not worker and not model and not served and not slow and not fuzz "
         "-n auto tests/test_x.py"
     )
+
+
+# What setup.sh (and the recording apt-get, wc) run besides apt-get: linked into a folder that is their
+# whole PATH, so chromium, chromedriver and redis-server count as missing whatever this machine has.
+SETUP_TOOLS = ("bash", "cat", "cut", "dirname", "grep", "mkdir", "mktemp", "rm", "sha256sum", "sleep", "touch", "wc")
+
+
+def run_setup_with_a_recording_apt_get(folder: Path, *options: str, lock_held_for: int) -> tuple[str, list[str]]:
+    """scripts/setup.sh as root with an apt-get that records its arguments and whose first
+    ``lock_held_for`` updates fail as apt-get does while another process holds the lists' lock."""
+    bin_dir = folder / "bin"
+    bin_dir.mkdir(parents=True)
+    for tool in SETUP_TOOLS:
+        found = shutil.which(tool)
+        assert found, tool
+        (bin_dir / tool).symlink_to(found)
+    calls, refusals = folder / "apt-calls", folder / "refusals"
+    scripts = {
+        "id": "#!/bin/sh\necho 0\n",
+        "apt-get": (
+            "#!/bin/sh\n"
+            f'echo "$*" >> "{calls}"\n'
+            'case "$*" in *update*)\n'
+            f'  echo x >> "{refusals}"\n'
+            f'  if [ "$(wc -l < "{refusals}" 2>/dev/null || echo 0)" -le {lock_held_for} ]; then\n'
+            "    echo 'E: Could not get lock /var/lib/apt/lists/lock. It is held by process 7 (apt-get)' >&2\n"
+            "    exit 100\n"
+            "  fi;;\n"
+            "esac\n"
+        ),
+    }
+    for name, text in scripts.items():
+        path = bin_dir / name
+        path.write_text(text, encoding="utf-8")
+        path.chmod(path.stat().st_mode | stat.S_IXUSR)
+    nltk = folder / "nltk_data"
+    (nltk / "corpora" / "wordnet").mkdir(parents=True)
+    (nltk / "corpora" / "wordnet" / "lexnames").touch()
+    done = subprocess.run(
+        ["bash", "scripts/setup.sh", *options],
+        cwd=ROOT,
+        env={
+            "PATH": str(bin_dir),
+            "PARAEVAL_VENV": str(fake_venv(folder / "venv")),
+            "PARAEVAL_DATA_DIR": str(folder / "data"),
+            "NLTK_DATA": str(nltk),
+        },
+        capture_output=True,
+        text=True,
+        timeout=60,
+        check=True,
+    )
+    return done.stdout, calls.read_text(encoding="utf-8").splitlines()
+
+
+def test_setup_waits_for_the_package_lock_and_installs_no_browser_for_the_fast_lane(tmp_path: Path) -> None:
+    stdout, calls = run_setup_with_a_recording_apt_get(tmp_path / "fast", "--dev", lock_held_for=1)
+    assert "another process holds the package lists' lock: waiting for it (600 s at most)" in stdout
+    install = "-o DPkg::Lock::Timeout=600 install -y -qq"
+    assert calls[:2] == ["-o DPkg::Lock::Timeout=600 update -qq"] * 2  # refused once, then done
+    assert calls[2].startswith(install) and calls[2].endswith(" redis-server") and "chromium" not in calls[2]
+
+    _, calls = run_setup_with_a_recording_apt_get(tmp_path / "full", "--dev", "--browser", lock_held_for=0)
+    assert calls[0] == "-o DPkg::Lock::Timeout=600 update -qq"
+    assert calls[1].startswith(install) and calls[1].endswith(" chromium chromium-driver redis-server")
 
 
 def test_a_run_without_postgresql_ends_with_its_skipped_tests_grouped_by_reason() -> None:

@@ -11,6 +11,9 @@ How a run stays correct when it is interrupted, repeated or raced by another wor
   short transaction with ``bulk_create(ignore_conflicts=True)`` on the unique
   (pair, metric configuration) constraint, so a concurrent insert of the same score is
   dropped, never doubled;
+* a pair deleted while its batch is computed is skipped at the store, the batch's other scores
+  kept (a deletion committed after the store read the live pairs makes the commit fail on the
+  foreign key: the store reads again, once);
 * a pair the metric cannot score (``score_many`` returns an error for it) is stored as
   ``failed`` with the error text, so it is visible and can be retried from the admin;
 * when the metric cannot run at all (:class:`MetricUnavailable`: no WordNet, no model file),
@@ -38,7 +41,7 @@ from collections.abc import Callable, Iterable, Sequence
 from dataclasses import asdict, dataclass, field
 
 from django.conf import settings
-from django.db import transaction
+from django.db import IntegrityError, transaction
 from django.utils import timezone
 
 from annotate.models import Campaign, Pair
@@ -207,6 +210,20 @@ def store_outcomes(
     """Insert one score row per pair in a short transaction; existing rows are left alone."""
     if len(pair_ids) != len(outcomes):
         raise ValueError(f"{len(outcomes)} outcomes for {len(pair_ids)} pairs")
+    try:
+        rows = _insert_scores(config, pair_ids, outcomes, attempts)
+    except IntegrityError:
+        # A pair deleted on another connection after the read of the live pairs: PostgreSQL
+        # checks the foreign key at commit and refuses the whole batch. Read again, once: the
+        # deleted pair is skipped, the others stored.
+        rows = _insert_scores(config, pair_ids, outcomes, attempts)
+    scored = sum(1 for row in rows if row.status == Score.Status.DONE)
+    return Stored(scored=scored, failed=len(rows) - scored, skipped=len(pair_ids) - len(rows))
+
+
+def _insert_scores(
+    config: MetricConfig, pair_ids: Sequence[int], outcomes: Sequence[ScoreOutcome], attempts: int
+) -> list[Score]:
     now = timezone.now()
     with transaction.atomic():
         live = set(Pair.objects.filter(id__in=list(pair_ids)).values_list("id", flat=True))
@@ -232,8 +249,7 @@ def store_outcomes(
         # Stored (or stored by someone else, or the pair is gone): no longer outstanding.
         pending.clear_queued(config.pk, pair_ids)
         attempt_rows.finish(config.pk, pair_ids)
-    scored = sum(1 for row in rows if row.status == Score.Status.DONE)
-    return Stored(scored=scored, failed=len(rows) - scored, skipped=len(pair_ids) - len(rows))
+    return rows
 
 
 def mark_failed(config: MetricConfig, pair_ids: Iterable[int], error: str, *, attempts: int = 1) -> Stored:
