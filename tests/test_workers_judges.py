@@ -101,7 +101,7 @@ def test_each_judge_model_is_scored_through_its_own_queue_by_a_worker_that_loads
         )
         data = client.get(reverse("staff:status-json")).json()
         rows = {row["queue"]: row for row in data["queue_status"]}
-        assert list(rows) == ["cpu", "llm", "llm.smollm2", "llm.tiny"]
+        assert list(rows) == ["interactive", "cpu", "llm", "llm.smollm2", "llm.tiny"]
         assert (rows["llm.smollm2"]["waiting"], rows["llm.smollm2"]["workers_alive"]) == (0, 1)
         assert (rows["llm.tiny"]["waiting"], rows["llm.tiny"]["workers_alive"]) == (0, 1)
         assert rows["llm.tiny"]["serves"] == f"tiny ({tmp_path / 'tiny-mistral'}, cpu, float32)"
