@@ -1,4 +1,4 @@
-"""Celery tasks of the annotate app: the dry run and the import of a staff upload (``cpu`` queue)."""
+"""Celery tasks of the annotate app: the dry run and the import of a staff upload (``interactive`` queue)."""
 
 from __future__ import annotations
 

@@ -3,7 +3,7 @@
 The third door of the one importer (after ``manage.py import_pairs`` and ``POST /api/pairs/``):
 the file is streamed to ``PARAEVAL_DATA_DIR/uploads`` by the web process, which only reads its
 first lines (the columns and a preview); the dry run and the import read the whole file in a
-Celery task (:func:`run_upload`, on the ``cpu`` queue), through
+Celery task (:func:`run_upload`, on the ``interactive`` queue), through
 :func:`annotate.importers.import_file`, so the rules, the problems and the all-or-nothing
 transaction are the importer's own.
 

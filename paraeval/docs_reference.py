@@ -334,7 +334,7 @@ def metrics_markdown() -> str:
         "embedded models). `PARAEVAL_METRICS` chooses among them by name or alias; a name takes",
         "options in brackets (`bleu[tokenize=moses,lowercase=false]`, see [Metrics](metrics.md)).",
         "`manage.py list_metrics` shows the same on an installation, with each configuration's",
-        "hash and whether its model is there (`--probe` scores one pair).",
+        "hash and whether its model is there (`--check` scores one pair).",
         "",
         "| name | aliases | label | direction | natural threshold | queue | what |",
         "| --- | --- | --- | --- | --- | --- | --- |",

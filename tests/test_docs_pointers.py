@@ -93,6 +93,8 @@ NOT_IN_THE_REPOSITORY = {
     "folds.json": "a file of a tuned judge's folder, written at run time",
     "trained.json": "a file of a tuned judge's folder, written at run time",
     "training.json": "a file of a tuned judge's folder, written at run time",
+    "templates/staff/mypage.html": "the page the reader adds in the page recipe",
+    "templates/annotate/mypage.html": "the page the reader adds in the page recipe",
 }
 # Prefixes of names that live outside the repository at run time.
 RUNTIME_PREFIXES = {
