@@ -35,6 +35,7 @@ import logging
 import math
 import threading
 import time
+from collections import deque
 from collections.abc import Iterable, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
@@ -86,21 +87,22 @@ class RateLimiter:
     """At most ``rate`` request starts per second, shared by the threads of one process.
 
     Hand-written: a start time handed out under a lock is all it takes, and the libraries that
-    do this (pyrate-limiter, limits) bring storage back-ends this does not need.
+    do this (pyrate-limiter, limits) bring storage back-ends this does not need. ``sends`` keeps
+    the last start times it handed out (monotonic seconds), for the status of a worker and tests.
     """
 
     def __init__(self, rate: float) -> None:
         self.interval = 1.0 / rate if rate > 0 else 0.0
         self._next = 0.0
         self._lock = threading.Lock()
+        self.sends: deque[float] = deque(maxlen=1024)
 
     def wait(self) -> None:
-        if not self.interval:
-            return
         with self._lock:
             now = time.monotonic()
-            start = max(now, self._next)
+            start = max(now, self._next) if self.interval else now
             self._next = start + self.interval
+            self.sends.append(start)
         if start > now:
             time.sleep(start - now)
 
