@@ -51,6 +51,37 @@ class HungServer:
             connection.close()
 
 
+class ListsThenHangs(HungServer):
+    """Answers ``GET /v1/models`` (one model) and never answers anything else (counts those)."""
+
+    def __init__(self) -> None:
+        self.unanswered = 0
+        super().__init__()
+
+    def _accept(self) -> None:
+        while True:
+            try:
+                connection, _ = self.sock.accept()
+            except OSError:
+                return
+            self.accepted.append(connection)
+            request = connection.recv(65536)
+            if request.startswith(b"GET /v1/models"):
+                body = b'{"object": "list", "data": [{"id": "smollm2", "object": "model"}]}'
+                head = b"HTTP/1.1 200 OK\r\nContent-Type: application/json\r\nConnection: close\r\n"
+                connection.sendall(head + b"Content-Length: %d\r\n\r\n" % len(body) + body)
+                connection.close()
+            else:
+                self.unanswered += 1  # a completion: read, never answered
+
+
+@pytest.fixture
+def lists_then_hangs() -> Iterator[ListsThenHangs]:
+    server = ListsThenHangs()
+    yield server
+    server.close()
+
+
 @pytest.fixture
 def hung() -> Iterator[HungServer]:
     server = HungServer()
@@ -124,3 +155,20 @@ def test_a_hung_server_is_asked_once_without_retry_and_answers_still_go_through(
     assert len(hung.accepted) == 1  # one connection: no retry of the timed-out probe
     _, unavailable = configs.build_enabled()
     assert "timed out" in unavailable[0].reason.lower()
+
+
+def test_a_server_that_lists_its_model_but_hangs_on_completions_costs_one_probe_request(
+    settings, lists_then_hangs: ListsThenHangs
+) -> None:
+    url = f"http://127.0.0.1:{lists_then_hangs.port}"
+    serve_judge_at(settings, url)
+    for _ in range(3):
+        metrics, unavailable = configs.build_enabled()
+    assert [metric.name for metric in metrics] == ["bleu"]
+    reason = unavailable[0].reason
+    assert reason.startswith(f"ServerUnreachable: served judge at {url}: {url}/v1/completions did not answer: ")
+    assert "Read timed out. (read timeout=0.3)" in reason and reason.endswith("(asked again in 60 s)")
+    # /v1/models once, then one completion left unanswered: the probe stopped there, and the
+    # back-off kept the two later builds from asking again.
+    assert unreachable.attempts == {url: 2}
+    assert lists_then_hangs.unanswered == 1

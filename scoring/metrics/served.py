@@ -76,6 +76,10 @@ class ServedError(MetricError):
     """A request to the server that failed for good (after the retries); the message says how."""
 
 
+class NoAnswer(ServedError):
+    """The server did not answer at all (refused, dropped or timed-out connection)."""
+
+
 class ServerUnreachable(MetricUnavailable):
     """The server could not be asked who it is (down, wrong address, wrong key)."""
 
@@ -166,7 +170,7 @@ class ServedClient:
             response = self._session().request(method, self.url(path), json=body, timeout=(min(wait, 10.0), wait))
         except requests.RequestException as error:
             tries = f" after {self.retries + 1} attempts" if self.retries else ""
-            raise ServedError(f"{self.url(path)} did not answer{tries}: {_short(error)}") from None
+            raise NoAnswer(f"{self.url(path)} did not answer{tries}: {_short(error)}") from None
         if response.status_code >= 400:
             raise ServedError(
                 f"{self.url(path)} answered HTTP {response.status_code}: "
@@ -351,7 +355,17 @@ def _chat_body(model: str, messages: Messages, **extra: Any) -> dict[str, Any]:
 
 
 def probe(endpoint: ServedEndpoint, chat_template: ChatTemplate | None, model: str) -> Capabilities:
-    """Ask the server, once, which ways of reading log-probabilities it answers."""
+    """Ask the server, once, which ways of reading log-probabilities it answers.
+
+    A request that gets no answer at all ends the probe (:class:`ServerUnreachable`, remembered
+    for the back-off): the web process waits on at most one probe request of a hung server."""
+    try:
+        return _probe(endpoint, chat_template, model)
+    except NoAnswer as error:
+        raise ServerUnreachable(f"served judge at {endpoint.base_url}: {error}") from None
+
+
+def _probe(endpoint: ServedEndpoint, chat_template: ChatTemplate | None, model: str) -> Capabilities:
     client = ServedClient(endpoint, retries=0)  # no retry: a server that does not answer is asked later
     timeout = min(endpoint.timeout, environment.current().served_probe_timeout)
     notes: list[str] = []
@@ -365,6 +379,8 @@ def probe(endpoint: ServedEndpoint, chat_template: ChatTemplate | None, model: s
             try:
                 answer = client.post("/v1/completions", _completion_body(model, prompt, logprobs=k), timeout=timeout)
                 top = _completion_top(answer)
+            except NoAnswer:
+                raise
             except (ServedError, MissingLogprobs) as error:
                 note = f"/v1/completions with logprobs={'/'.join(map(str, cap))}: {error}"
                 continue
@@ -380,6 +396,8 @@ def probe(endpoint: ServedEndpoint, chat_template: ChatTemplate | None, model: s
                 timeout=timeout,
             )
             top = _chat_top(answer)
+        except NoAnswer:
+            raise
         except (ServedError, MissingLogprobs) as error:
             note = f"/v1/chat/completions with logprobs and top_logprobs={'/'.join(map(str, cap))}: {error}"
             continue
@@ -394,6 +412,8 @@ def probe(endpoint: ServedEndpoint, chat_template: ChatTemplate | None, model: s
                 "/v1/completions", _completion_body(model, prompt + "Yes", echo=True, logprobs=1), timeout=timeout
             )
             echo = _answer_log_prob(answer, "Yes") is not None
+        except NoAnswer:
+            raise
         except (ServedError, MissingLogprobs, AnswerMerged) as error:
             notes.append(f"/v1/completions with echo: {error}")
     return Capabilities(completions, chat, echo, tuple(notes), prompt is not None)
