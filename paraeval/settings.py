@@ -504,6 +504,11 @@ PARAPLUIE_INDIRECT_MAX_NEW_TOKENS = env_int("PARAPLUIE_INDIRECT_MAX_NEW_TOKENS",
 # or JSON. Each model's tasks go to the queue llm.<name>. Unset: the one model above. Parsed and
 # checked by the scoring app (scoring/metric_settings.py; `manage.py check` names a bad entry).
 PARAPLUIE_MODELS = os.environ.get("PARAPLUIE_MODELS", "").strip()
+# A served judge's server is asked who it is and what it answers (a probe) by every process that
+# builds the metrics, the web process included: one probe request waits at most this many seconds,
+# and a server that did not answer is not asked again for PARAEVAL_SERVED_RETRY_AFTER seconds.
+PARAEVAL_SERVED_PROBE_TIMEOUT = env_float("PARAEVAL_SERVED_PROBE_TIMEOUT", 15.0)
+PARAEVAL_SERVED_RETRY_AFTER = env_float("PARAEVAL_SERVED_RETRY_AFTER", 60.0)
 # Tuned judges (manage.py tune_judge): one folder each, a base model's LoRA adapters; each is a
 # judge model of its own (queue llm.<base>-tuned-<hash>). Workers that score them read it too.
 PARAPLUIE_TUNED_DIR = Path(env_str("PARAPLUIE_TUNED_DIR", str(DATA_DIR / "judges"))).resolve()

@@ -55,6 +55,8 @@ _NAMES = (
     "EMBEDDING_DEVICE",
     "PARAEVAL_ALLOW_MODEL_DOWNLOAD",
     "NLTK_DATA",
+    "PARAEVAL_SERVED_PROBE_TIMEOUT",
+    "PARAEVAL_SERVED_RETRY_AFTER",
 )  # every setting from_settings reads: the cache's key
 
 
@@ -95,6 +97,8 @@ def _build() -> MetricEnvironment:
         embedding_device=settings.EMBEDDING_DEVICE,
         allow_download=bool(settings.PARAEVAL_ALLOW_MODEL_DOWNLOAD),
         nltk_data=Path(settings.NLTK_DATA) if settings.NLTK_DATA else None,
+        served_probe_timeout=float(settings.PARAEVAL_SERVED_PROBE_TIMEOUT),
+        served_retry_after=float(settings.PARAEVAL_SERVED_RETRY_AFTER),
     )
 
 

@@ -16,6 +16,7 @@ Measured here (76 demo pairs, DIRECT, top-20, 2 CPU cores), what the assertions 
 from __future__ import annotations
 
 import html
+import itertools
 import json
 import math
 import statistics
@@ -144,6 +145,20 @@ def test_an_answer_outside_the_top_k_is_a_failed_score_with_its_reason_and_exact
     filled = served(q4_server.url, top_logprobs=1).score_many([pairs[index] for index in chosen[:2]])
     for outcome, value in zip(filled, reference[:2], strict=True):
         assert outcome.ok and math.isclose(outcome.value, value.value, abs_tol=1e-3)
+
+
+def test_the_request_rate_spaces_the_requests_the_server_receives(q4_server: LlamaServer) -> None:
+    pairs, _ = demo_pairs()
+    metric = served(q4_server.url, rate=5, concurrency=4, mode="top-k")  # one request per pair
+    received_before = q4_server.log().count('"POST /v1/completions HTTP/1.1" 200')
+    outcomes = metric.score_many(pairs[:10])
+    assert all(outcome.ok for outcome in outcomes)
+    # The limiter handed out one start per request, 1/5 s apart, although 4 threads asked at once.
+    sends = list(metric.served.client.limiter.sends)
+    assert len(sends) == 10
+    assert min(later - earlier for earlier, later in itertools.pairwise(sends)) >= 0.2 * (1 - 1e-9)
+    # And the server received exactly those requests (its own access log).
+    assert q4_server.log().count('"POST /v1/completions HTTP/1.1" 200') - received_before == 10
 
 
 @pytest.mark.django_db

@@ -189,10 +189,31 @@
     root.dataset.cache = cacheDown ? "unavailable" : "available";
     root.dataset.intervals = b.state || "";
     renderCounts(data, previous);
+    renderFailures(data.failures);
     for (const table of data.tables) renderTable(table);
     renderCharts(data);
     root.dataset.version = data.version;
     root.dataset.judgements = String(data.counts.judgements);
+  }
+
+  // The failed scores per metric and reason, as the page drew them at load (text only).
+  function renderFailures(failures) {
+    const section = document.getElementById("failure-reasons");
+    if (!section || !failures) return;
+    const list = document.getElementById("failure-list");
+    list.replaceChildren();
+    for (const failure of failures) {
+      const item = document.createElement("li");
+      item.dataset.config = String(failure.config_id);
+      const link = document.createElement("a");
+      link.href = section.dataset.adminUrl + failure.config_id;
+      link.textContent = count(failure.pairs, "pair", "pairs");
+      const label = document.createElement("code");
+      label.textContent = failure.label;
+      item.append(link, " failed on ", label, ": " + failure.reason);
+      list.append(item);
+    }
+    section.hidden = failures.length === 0;
   }
 
   function setStat(id, value, detail, previousValue, label) {

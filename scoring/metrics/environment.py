@@ -33,6 +33,8 @@ class MetricEnvironment:
     embedding_device: str = "cpu"  # EMBEDDING_DEVICE
     allow_download: bool = False  # PARAEVAL_ALLOW_MODEL_DOWNLOAD
     nltk_data: Path | None = None  # NLTK_DATA (None: NLTK's own search path)
+    served_probe_timeout: float = 15.0  # PARAEVAL_SERVED_PROBE_TIMEOUT: seconds one probe request may wait
+    served_retry_after: float = 60.0  # PARAEVAL_SERVED_RETRY_AFTER: seconds an unreachable server is not asked
     extra: dict[str, object] = field(default_factory=dict)  # room for a plug-in's own settings
 
 

@@ -35,12 +35,14 @@ import logging
 import math
 import threading
 import time
+from collections import deque
 from collections.abc import Iterable, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, ClassVar
 
+from scoring.metrics import environment
 from scoring.metrics.base import (
     Direction,
     InvalidPairError,
@@ -68,11 +70,14 @@ PROBE_QUESTION: Messages = [
     }
 ]
 RETRY_STATUSES = (429, 500, 502, 503, 504)
-PROBE_TIMEOUT = 30.0
 
 
 class ServedError(MetricError):
     """A request to the server that failed for good (after the retries); the message says how."""
+
+
+class NoAnswer(ServedError):
+    """The server did not answer at all (refused, dropped or timed-out connection)."""
 
 
 class ServerUnreachable(MetricUnavailable):
@@ -86,21 +91,22 @@ class RateLimiter:
     """At most ``rate`` request starts per second, shared by the threads of one process.
 
     Hand-written: a start time handed out under a lock is all it takes, and the libraries that
-    do this (pyrate-limiter, limits) bring storage back-ends this does not need.
+    do this (pyrate-limiter, limits) bring storage back-ends this does not need. ``sends`` keeps
+    the last start times it handed out (monotonic seconds), for the status of a worker and tests.
     """
 
     def __init__(self, rate: float) -> None:
         self.interval = 1.0 / rate if rate > 0 else 0.0
         self._next = 0.0
         self._lock = threading.Lock()
+        self.sends: deque[float] = deque(maxlen=1024)
 
     def wait(self) -> None:
-        if not self.interval:
-            return
         with self._lock:
             now = time.monotonic()
-            start = max(now, self._next)
+            start = max(now, self._next) if self.interval else now
             self._next = start + self.interval
+            self.sends.append(start)
         if start > now:
             time.sleep(start - now)
 
@@ -164,7 +170,7 @@ class ServedClient:
             response = self._session().request(method, self.url(path), json=body, timeout=(min(wait, 10.0), wait))
         except requests.RequestException as error:
             tries = f" after {self.retries + 1} attempts" if self.retries else ""
-            raise ServedError(f"{self.url(path)} did not answer{tries}: {_short(error)}") from None
+            raise NoAnswer(f"{self.url(path)} did not answer{tries}: {_short(error)}") from None
         if response.status_code >= 400:
             raise ServedError(
                 f"{self.url(path)} answered HTTP {response.status_code}: "
@@ -200,6 +206,51 @@ def read_api_key(endpoint: ServedEndpoint) -> str:
 # --- What the server is, and what it can do ---------------------------------------------------
 
 
+class UnreachableServers:
+    """Servers that did not answer the probe lately, each remembered for ``served_retry_after`` s.
+
+    Every process that builds the enabled metrics probes a served judge's server, the web process
+    included (configuration hashes), and builds them again while one is unavailable. Without this
+    back-off every answer and staff page would ask a dead server again and wait its timeout.
+    ``attempts`` counts the probes that really went out, per address (the status page and tests).
+    """
+
+    def __init__(self) -> None:
+        self._lock = threading.Lock()
+        self._failed: dict[str, tuple[float, str]] = {}
+        self.attempts: dict[str, int] = {}
+
+    def check(self, endpoint: ServedEndpoint) -> None:
+        """Raise :class:`ServerUnreachable` (the last reason) while ``endpoint`` is in its back-off."""
+        with self._lock:
+            failed = self._failed.get(endpoint.base_url)
+        if failed is None:
+            return
+        since, reason = failed
+        retry_after = environment.current().served_retry_after
+        left = since + retry_after - time.monotonic()
+        if left > 0:
+            raise ServerUnreachable(f"{reason} (asked again in {left:.0f} s)")
+        with self._lock:
+            self._failed.pop(endpoint.base_url, None)
+
+    def remember(self, endpoint: ServedEndpoint, reason: str) -> None:
+        with self._lock:
+            self._failed[endpoint.base_url] = (time.monotonic(), reason)
+
+    def count_attempt(self, endpoint: ServedEndpoint) -> None:
+        with self._lock:
+            self.attempts[endpoint.base_url] = self.attempts.get(endpoint.base_url, 0) + 1
+
+    def forget(self) -> None:
+        with self._lock:
+            self._failed.clear()
+            self.attempts.clear()
+
+
+unreachable = UnreachableServers()
+
+
 @dataclass(frozen=True)
 class ServerIdentity:
     """What the server reports about the model it serves (stable fields of ``/v1/models``)."""
@@ -210,15 +261,22 @@ class ServerIdentity:
 
 def identify(endpoint: ServedEndpoint) -> ServerIdentity:
     """Ask ``/v1/models`` which model the server serves (remembered per process once it answered;
-    a failure is not remembered: the next build asks again)."""
-    return _identify(endpoint)
+    a failure is remembered for ``served_retry_after`` seconds, then the server is asked again)."""
+    unreachable.check(endpoint)
+    try:
+        return _identify(endpoint)
+    except MetricUnavailable as error:
+        unreachable.remember(endpoint, str(error))
+        raise
 
 
 @functools.lru_cache(maxsize=16)
 def _identify(endpoint: ServedEndpoint) -> ServerIdentity:
-    client = ServedClient(endpoint, retries=1)
+    unreachable.count_attempt(endpoint)
+    # No retry and a short wait: the web process builds the metrics too, and must not hang on a dead server.
+    client = ServedClient(endpoint, retries=0)
     try:
-        listing = client.get("/v1/models", timeout=min(endpoint.timeout, 10.0))
+        listing = client.get("/v1/models", timeout=min(endpoint.timeout, environment.current().served_probe_timeout))
     except ServedError as error:
         raise ServerUnreachable(f"served judge at {endpoint.base_url}: {error}") from None
     models = [item for item in listing.get("data") or [] if isinstance(item, dict) and item.get("id")]
@@ -297,8 +355,19 @@ def _chat_body(model: str, messages: Messages, **extra: Any) -> dict[str, Any]:
 
 
 def probe(endpoint: ServedEndpoint, chat_template: ChatTemplate | None, model: str) -> Capabilities:
-    """Ask the server, once, which ways of reading log-probabilities it answers."""
-    client = ServedClient(endpoint, retries=1)
+    """Ask the server, once, which ways of reading log-probabilities it answers.
+
+    A request that gets no answer at all ends the probe (:class:`ServerUnreachable`, remembered
+    for the back-off): the web process waits on at most one probe request of a hung server."""
+    try:
+        return _probe(endpoint, chat_template, model)
+    except NoAnswer as error:
+        raise ServerUnreachable(f"served judge at {endpoint.base_url}: {error}") from None
+
+
+def _probe(endpoint: ServedEndpoint, chat_template: ChatTemplate | None, model: str) -> Capabilities:
+    client = ServedClient(endpoint, retries=0)  # no retry: a server that does not answer is asked later
+    timeout = min(endpoint.timeout, environment.current().served_probe_timeout)
     notes: list[str] = []
     prompt = chat_template.render(PROBE_QUESTION) if chat_template is not None else None
     completions = chat = 0
@@ -308,10 +377,10 @@ def probe(endpoint: ServedEndpoint, chat_template: ChatTemplate | None, model: s
     if prompt is not None:
         for k in cap:
             try:
-                answer = client.post(
-                    "/v1/completions", _completion_body(model, prompt, logprobs=k), timeout=PROBE_TIMEOUT
-                )
+                answer = client.post("/v1/completions", _completion_body(model, prompt, logprobs=k), timeout=timeout)
                 top = _completion_top(answer)
+            except NoAnswer:
+                raise
             except (ServedError, MissingLogprobs) as error:
                 note = f"/v1/completions with logprobs={'/'.join(map(str, cap))}: {error}"
                 continue
@@ -324,9 +393,11 @@ def probe(endpoint: ServedEndpoint, chat_template: ChatTemplate | None, model: s
             answer = client.post(
                 "/v1/chat/completions",
                 _chat_body(model, PROBE_QUESTION, logprobs=True, top_logprobs=k),
-                timeout=PROBE_TIMEOUT,
+                timeout=timeout,
             )
             top = _chat_top(answer)
+        except NoAnswer:
+            raise
         except (ServedError, MissingLogprobs) as error:
             note = f"/v1/chat/completions with logprobs and top_logprobs={'/'.join(map(str, cap))}: {error}"
             continue
@@ -338,9 +409,11 @@ def probe(endpoint: ServedEndpoint, chat_template: ChatTemplate | None, model: s
     if prompt is not None:
         try:
             answer = client.post(
-                "/v1/completions", _completion_body(model, prompt + "Yes", echo=True, logprobs=1), timeout=PROBE_TIMEOUT
+                "/v1/completions", _completion_body(model, prompt + "Yes", echo=True, logprobs=1), timeout=timeout
             )
             echo = _answer_log_prob(answer, "Yes") is not None
+        except NoAnswer:
+            raise
         except (ServedError, MissingLogprobs, AnswerMerged) as error:
             notes.append(f"/v1/completions with echo: {error}")
     return Capabilities(completions, chat, echo, tuple(notes), prompt is not None)
@@ -491,11 +564,16 @@ def connect(endpoint: ServedEndpoint) -> ServedJudge:
     """The served judge of ``endpoint``: identified, probed and refused with the reason if it
     gives no log-probabilities (once per process; an unreachable server is asked again later)."""
     identity = identify(endpoint)
-    return _connect(endpoint, identity)
+    try:
+        return _connect(endpoint, identity)
+    except MetricUnavailable as error:
+        unreachable.remember(endpoint, str(error))
+        raise
 
 
 @functools.lru_cache(maxsize=16)
 def _connect(endpoint: ServedEndpoint, identity: ServerIdentity) -> ServedJudge:
+    unreachable.count_attempt(endpoint)
     chat_template = None if endpoint.chat_template == SERVER else load_chat_template(endpoint.chat_template)
     capabilities = probe(endpoint, chat_template, identity.model)
     plan = plan_for(endpoint, capabilities, identity.model)
@@ -508,6 +586,7 @@ def forget_connections() -> None:
     """Forget identified and probed servers (tests that restart one with other options)."""
     _identify.cache_clear()
     _connect.cache_clear()
+    unreachable.forget()
 
 
 class ServedParaPluie(Metric):

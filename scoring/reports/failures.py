@@ -7,7 +7,8 @@ many pairs failed so, for each metric, rather than only a total.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import asdict, dataclass
+from typing import Any
 
 from django.db.models import Count
 
@@ -39,3 +40,9 @@ def failure_reasons(campaign: Campaign, *, limit: int = SHOWN) -> list[FailureRe
     return [
         FailureReason(row["metric_config_id"], row["metric_config__label"], row["error"], row["pairs"]) for row in rows
     ]
+
+
+def failures_json(campaign: Campaign, *, limit: int = SHOWN) -> list[dict[str, Any]]:
+    """:func:`failure_reasons` as the dashboard's poll sends them (``config_id``, ``label``,
+    ``reason``, ``pairs``)."""
+    return [asdict(failure) for failure in failure_reasons(campaign, limit=limit)]

@@ -27,7 +27,7 @@ from annotate.labels import ENGLISH_LEVEL_ORDER
 from annotate.models import Campaign, campaign_label
 from annotate.teams import campaigns_for
 from scoring.reports import dataset
-from scoring.reports.failures import failure_reasons
+from scoring.reports.failures import failure_reasons, failures_json
 from scoring.reports.service import FilterError, campaign_report, report_etag, report_etag_of
 from scoring.tuning import service as judge_tuning
 
@@ -166,7 +166,8 @@ def dashboard_data(request: HttpRequest) -> HttpResponse:
             report = campaign_report(campaign.pk, deferred_intervals=True, **arguments)
             # The report may be newer than the version read above: label it with its own.
             etag = report_etag_of(report)
-            response = JsonResponse(report.as_json())
+            # The failed scores are redrawn by the poll too (a new failure changes the version).
+            response = JsonResponse({**report.as_json(), "failures": failures_json(campaign)})
     except FilterError as error:
         return JsonResponse({"error": str(error)}, status=400)
     response["ETag"] = etag
