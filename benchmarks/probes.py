@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import argparse
 import csv
+import os
 import random
 import sys
 import time
@@ -30,7 +31,9 @@ from scoring.analysis.robustness import Figure, ProbeTable, robustness_card  # n
 from scoring.probes.build import BUILDABLE, Probe, ProbeKind, SourcePair, build_probes  # noqa: E402
 from scoring.probes.parse import parse_pairs, pipeline, pipeline_signature  # noqa: E402
 
-DEFAULT_DATA = Path("/work/shared/data/mrpc/msr_paraphrase_test.txt")
+DEFAULT_DATA = (
+    Path(os.environ.get("PARAEVAL_SHARED_DATA") or ROOT.parent / "shared" / "data") / "mrpc" / "msr_paraphrase_test.txt"
+)
 
 
 def read_mrpc(path: Path) -> list[SourcePair]:
