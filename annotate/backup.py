@@ -173,8 +173,11 @@ def _write(handle: IO[str], model: type[models.Model], rows: models.QuerySet[Any
     columns = [f.attname for f in model._meta.concrete_fields]
     handle.write(json.dumps({"table": _label(model), "columns": columns}) + "\n")
     count = 0
+    # A group's id means nothing in another installation: the team travels in the header, by name.
+    local = {columns.index("team_id")} if model is Campaign else set()
     for row in rows.order_by("pk").values_list(*columns).iterator(chunk_size=BATCH):
-        handle.write(json.dumps([_encode(value) for value in row], ensure_ascii=False) + "\n")
+        values = [None if index in local else _encode(value) for index, value in enumerate(row)]
+        handle.write(json.dumps(values, ensure_ascii=False) + "\n")
         count += 1
     return TableCount(_label(model), count)
 
