@@ -13,6 +13,7 @@ from pathlib import Path
 import pytest
 from django.urls import reverse
 from selenium.webdriver.common.by import By
+from selenium.webdriver.support.ui import WebDriverWait
 
 from scoring.metrics.judges import parse_models
 from scoring.metrics.served import forget_connections
@@ -63,7 +64,10 @@ def test_staff_see_the_probe_and_the_failed_answers_of_a_served_judge(
     section.screenshot(str(artifacts_dir / "served_judge_probe_desktop.png"))
 
     browser.get(f"{live_server.url}{reverse('staff:dashboard')}?campaign=served")
-    items = [item.text for item in browser.find_elements(By.CSS_SELECTOR, "#failure-reasons li")]
+    # The live poll redraws the list: read its texts in one script call, once it is drawn.
+    read = "return [...document.querySelectorAll('#failure-reasons li')].map(li => li.innerText.trim());"
+    WebDriverWait(browser, 30).until(lambda driver: driver.execute_script(read))
+    items = browser.execute_script(read)
     label = metric.label
     assert label == f"parapluie_direct[SmolLM2-135M-Instruct-Q4_1, served at 127.0.0.1:{server.port}, top-1]"
     assert sum(int(item.split(" ", 1)[0]) for item in items) == 4
