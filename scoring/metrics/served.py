@@ -36,7 +36,7 @@ import math
 import threading
 import time
 from collections import deque
-from collections.abc import Iterable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from pathlib import Path
@@ -375,36 +375,26 @@ def _probe(endpoint: ServedEndpoint, chat_template: ChatTemplate | None, model: 
     if endpoint.top_logprobs not in cap:
         cap.insert(0, endpoint.top_logprobs)
     if prompt is not None:
-        for k in cap:
-            try:
-                answer = client.post("/v1/completions", _completion_body(model, prompt, logprobs=k), timeout=timeout)
-                top = _completion_top(answer)
-            except NoAnswer:
-                raise
-            except (ServedError, MissingLogprobs) as error:
-                note = f"/v1/completions with logprobs={'/'.join(map(str, cap))}: {error}"
-                continue
-            completions = min(k, len(top))
-            break
-        else:
-            notes.append(note)
-    for k in cap:
-        try:
-            answer = client.post(
+        completions = _largest_top_k(
+            cap,
+            lambda k: _completion_top(
+                client.post("/v1/completions", _completion_body(model, prompt, logprobs=k), timeout=timeout)
+            ),
+            f"/v1/completions with logprobs={'/'.join(map(str, cap))}",
+            notes,
+        )
+    chat = _largest_top_k(
+        cap,
+        lambda k: _chat_top(
+            client.post(
                 "/v1/chat/completions",
                 _chat_body(model, PROBE_QUESTION, logprobs=True, top_logprobs=k),
                 timeout=timeout,
             )
-            top = _chat_top(answer)
-        except NoAnswer:
-            raise
-        except (ServedError, MissingLogprobs) as error:
-            note = f"/v1/chat/completions with logprobs and top_logprobs={'/'.join(map(str, cap))}: {error}"
-            continue
-        chat = min(k, len(top))
-        break
-    else:
-        notes.append(note)
+        ),
+        f"/v1/chat/completions with logprobs and top_logprobs={'/'.join(map(str, cap))}",
+        notes,
+    )
     echo = False
     if prompt is not None:
         try:
@@ -417,6 +407,22 @@ def _probe(endpoint: ServedEndpoint, chat_template: ChatTemplate | None, model: 
         except (ServedError, MissingLogprobs, AnswerMerged) as error:
             notes.append(f"/v1/completions with echo: {error}")
     return Capabilities(completions, chat, echo, tuple(notes), prompt is not None)
+
+
+def _largest_top_k(cap: list[int], ask: Callable[[int], Any], asked: str, notes: list[str]) -> int:
+    """The top-k one endpoint answers, trying each of ``cap`` in turn (0, with a note, if none)."""
+    note = ""
+    for k in cap:
+        try:
+            top = ask(k)
+        except NoAnswer:
+            raise
+        except (ServedError, MissingLogprobs) as error:
+            note = f"{asked}: {error}"
+            continue
+        return min(k, len(top))
+    notes.append(note)
+    return 0
 
 
 def plan_for(endpoint: ServedEndpoint, capabilities: Capabilities, served: str) -> Plan:
