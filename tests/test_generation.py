@@ -313,10 +313,10 @@ def test_end_to_end_generate_judge_score_and_the_system_view_compares_the_genera
     view of the meta-evaluation API: one row per generator, the metrics compared on them."""
     from django.test import Client
 
+    from scoring.external.score_import import ScoreFileMetric, import_scores
     from scoring.models import MetricConfig
     from scoring.reports.dataset import Filters
     from scoring.reports.service import compute_meta, meta_options
-    from scoring.score_import import ScoreFileMetric, import_scores
     from tests.api_support import token_client
     from tests.test_campaign_http import current_pair_id, post_answer, start
 

@@ -372,7 +372,7 @@ def test_a_queued_task_says_what_it_waits_behind(
         queues="interactive",
         pid=41,
         last_seen=now,
-        doing="scoring.analysis_tasks.compute_report_intervals",
+        doing="scoring.reports.tasks.compute_report_intervals",
         doing_since=busy_since,
     )
     WorkerHeartbeat.objects.create(hostname="scoring-42@box", queues="cpu,llm", pid=42, last_seen=now)
@@ -384,7 +384,7 @@ def test_a_queued_task_says_what_it_waits_behind(
     assert [path.name.split(".")[1] for path in queue_dir.iterdir()] == ["interactive"]
     expected = (
         "Queued: 1 task waiting on the interactive queue (this one included); interactive-41@box is running "
-        "scoring.analysis_tasks.compute_report_intervals since 09:30:05 UTC."
+        "scoring.reports.tasks.compute_report_intervals since 09:30:05 UTC."
     )
     page = staff_client.get(f"/staff/campaigns/own/upload/{job.pk}/").content.decode()
     assert f'<p class="muted small" id="upload-waiting" role="status">{expected}</p>' in page

@@ -42,11 +42,11 @@ from pathlib import Path
 from typing import Any
 
 from scoring.metrics import tuned
+from scoring.metrics.judge_training_options import LabelledPair, Progress, ProgressCallback, TuningError, TuningOptions
 from scoring.metrics.judges import safe_name
 from scoring.metrics.lm import CausalLM, describe_model
 from scoring.metrics.parapluie_engine import encode, find_answer_tokens, render
 from scoring.metrics.templates import PromptTemplate, TemplateKind
-from scoring.metrics.tuning_options import LabelledPair, Progress, ProgressCallback, TuningError, TuningOptions
 
 __all__ = ["LabelledPair", "Progress", "TuningError", "TuningOptions", "tune"]
 
