@@ -380,7 +380,7 @@ def train_adapter(
             labels = torch.tensor([example.label for example in chunk], dtype=scores.dtype, device=scores.device)
             loss = functional.binary_cross_entropy_with_logits(scores, labels)
             optimizer.zero_grad(set_to_none=True)
-            loss.backward()
+            loss.backward()  # type: ignore[no-untyped-call]
             torch.nn.utils.clip_grad_norm_(trainable, 1.0)
             optimizer.step()
             scheduler.step()
