@@ -5,7 +5,6 @@ real worker killed mid-batch."""
 from __future__ import annotations
 
 import io
-from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
@@ -212,14 +211,6 @@ def test_the_command_queues_each_generator_on_its_models_queue(
     assert sent[0].args[3] == {"sampled": True, "temperature": 0.7, "max_new_tokens": 48, "seed": 3}
     assert sent[0].args[4] + sent[1].args[4] == generation.read_sources(listed.read_bytes(), 9, 3)  # seeded
     assert not Pair.objects.filter(campaign=campaign).exists()
-
-
-@pytest.fixture
-def redis_db(redis_url: str) -> Iterator[redis.Redis]:
-    client = redis.Redis.from_url(redis_url)
-    client.flushdb()
-    yield client
-    client.flushdb()
 
 
 @pytest.mark.worker
