@@ -41,8 +41,21 @@ def _systems_caption(meta: MetaEvaluation) -> str:
 
 
 def meta_tables(meta: MetaEvaluation) -> list[Table]:
-    """Ranked tables with clusters, the p-value matrices, the paired tests and the other views."""
+    """Ranked tables with clusters, the p-value matrices, the paired tests and the other views,
+    in the order the command prints them (one function per table below)."""
     names = {metric.id: f"{metric.label} {metric.arrow}" for metric in meta.metrics}
+    tables = ranking_tables(meta, names)
+    tables += [paired_table(meta, names), thresholds_table(meta, names), ties_table(meta, names)]
+    tables.append(ceiling_table(meta, names))
+    tables.extend(alt_test_tables(meta, names))
+    tables += [calibration_table(meta, names), systems_table(meta, names), groups_table(meta, names)]
+    if meta.distance_bins is not None:
+        tables.append(distance_bin_table(meta.distance_bins, names))
+    return tables
+
+
+def ranking_tables(meta: MetaEvaluation, names: dict[int, str]) -> list[Table]:
+    """Per statistic: the ranking with its clusters, then the matrix of paired p-values."""
     correction = meta.options.correction.value
     tables: list[Table] = []
     for ranking in meta.rankings:
@@ -83,6 +96,12 @@ def meta_tables(meta: MetaEvaluation) -> list[Table]:
         for metric, row_values in zip(meta.metrics, ranking.matrix, strict=True):
             matrix.rows.append(Row(names[metric.id], "", [_p(value) for value in row_values]))
         tables.append(matrix)
+    return tables
+
+
+def paired_table(meta: MetaEvaluation, names: dict[int, str]) -> Table:
+    """Every two metrics' paired tests, per statistic."""
+    correction = meta.options.correction.value
     paired = Table(
         "meta_paired",
         "Paired comparisons",
@@ -127,7 +146,11 @@ def meta_tables(meta: MetaEvaluation) -> list[Table]:
                 ],
             )
         )
-    tables.append(paired)
+    return paired
+
+
+def thresholds_table(meta: MetaEvaluation, names: dict[int, str]) -> Table:
+    """Fitted against cross-validated accuracy: how honest a chosen threshold is."""
     thresholds = Table(
         "meta_thresholds",
         "Threshold honesty",
@@ -170,7 +193,11 @@ def meta_tables(meta: MetaEvaluation) -> list[Table]:
                 ],
             )
         )
-    tables.append(thresholds)
+    return thresholds
+
+
+def ties_table(meta: MetaEvaluation, names: dict[int, str]) -> Table:
+    """Kendall's tie-aware coefficients and acc23."""
     ties = Table(
         "meta_ties",
         "Ties — Kendall τ_b, τ_c and acc23",
@@ -196,7 +223,11 @@ def meta_tables(meta: MetaEvaluation) -> list[Table]:
                 ],
             )
         )
-    tables.append(ties)
+    return ties
+
+
+def ceiling_table(meta: MetaEvaluation, names: dict[int, str]) -> Table:
+    """Each judge and each metric against the majority of the pair's other judges."""
     ceiling = Table(
         "meta_ceiling",
         "Human ceiling",
@@ -219,8 +250,11 @@ def meta_tables(meta: MetaEvaluation) -> list[Table]:
                 ],
             )
         )
-    tables.append(ceiling)
-    tables.extend(alt_test_tables(meta, names))
+    return ceiling
+
+
+def calibration_table(meta: MetaEvaluation, names: dict[int, str]) -> Table:
+    """The log-odds metrics' calibration: ECE and Brier score."""
     calibration = Table(
         "meta_calibration",
         "Calibration of log-odds metrics",
@@ -241,7 +275,11 @@ def meta_tables(meta: MetaEvaluation) -> list[Table]:
                 ],
             )
         )
-    tables.append(calibration)
+    return calibration
+
+
+def systems_table(meta: MetaEvaluation, names: dict[int, str]) -> Table:
+    """System-level agreement: Pearson, Kendall and SPA."""
     systems = Table(
         "meta_systems",
         "Systems",
@@ -264,11 +302,7 @@ def meta_tables(meta: MetaEvaluation) -> list[Table]:
                     ],
                 )
             )
-    tables.append(systems)
-    tables.append(groups_table(meta, names))
-    if meta.distance_bins is not None:
-        tables.append(distance_bin_table(meta.distance_bins, names))
-    return tables
+    return systems
 
 
 def group_caption(meta: MetaEvaluation) -> str:
