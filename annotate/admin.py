@@ -19,7 +19,7 @@ from annotate.pseudonyms import volunteer_pseudonym
 from annotate.teams import campaigns_for, teams_for, visible_to
 
 
-class TeamScopedAdmin(admin.ModelAdmin):
+class TeamScopedAdmin(admin.ModelAdmin[Any]):
     """An admin page that lists and opens only rows of the campaigns the user's teams own (a
     superuser: all); another team's row is "does not exist", as on the staff pages.
 
@@ -28,7 +28,7 @@ class TeamScopedAdmin(admin.ModelAdmin):
 
     campaign_path = "campaign"
 
-    def get_queryset(self, request: HttpRequest) -> QuerySet:
+    def get_queryset(self, request: HttpRequest) -> QuerySet[Any]:
         return visible_to(super().get_queryset(request), request.user, self.campaign_path)
 
     def formfield_for_foreignkey(self, db_field: Any, request: HttpRequest, **kwargs: Any) -> Any:
@@ -137,7 +137,7 @@ class CampaignAdmin(TeamScopedAdmin):
     actions = ["open_campaigns", "close_campaigns", "recount"]
 
     def get_queryset(self, request: HttpRequest) -> QuerySet[Campaign]:
-        return (
+        campaigns: QuerySet[Campaign] = (
             super()
             .get_queryset(request)
             .annotate(
@@ -147,6 +147,7 @@ class CampaignAdmin(TeamScopedAdmin):
                 _judgements=_count(Judgement, "pair__campaign", is_training=False, is_check=False),
             )
         )
+        return campaigns
 
     @admin.display(description="Volunteer link")
     def link(self, campaign: Campaign) -> str:
@@ -258,11 +259,12 @@ class VolunteerAdmin(TeamScopedAdmin):
     ]
 
     def get_queryset(self, request: HttpRequest) -> QuerySet[Volunteer]:
-        return (
+        volunteers: QuerySet[Volunteer] = (
             super()
             .get_queryset(request)
             .annotate(_answers=Count("judgements", filter=Q(judgements__is_training=False, judgements__is_check=False)))
         )
+        return volunteers
 
     @admin.display(description="Judgements", ordering="_answers")
     def answers(self, volunteer: Volunteer) -> int:

@@ -102,7 +102,8 @@ def teams_for(user: Any) -> QuerySet[Group]:
         return Group.objects.none()
     if user.is_superuser:
         return Group.objects.order_by("name")
-    return user.groups.order_by("name")
+    groups: QuerySet[Group] = user.groups.order_by("name")
+    return groups
 
 
 def team_for_new_campaign(user: Any, name: str | None) -> Group | None:

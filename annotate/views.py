@@ -110,7 +110,7 @@ def _volunteer_from_cookie(request: HttpRequest, campaign: Campaign) -> Voluntee
 def _volunteer(request: HttpRequest, token: str) -> Volunteer:
     """The volunteer of this link (404 for an unknown token), loaded once per request."""
     volunteer = getattr(request, "paraeval_volunteer", None)
-    if volunteer is not None and volunteer.token == token:
+    if isinstance(volunteer, Volunteer) and volunteer.token == token:
         return volunteer
     return get_object_or_404(Volunteer.objects.select_related("campaign"), token=token)
 

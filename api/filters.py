@@ -63,7 +63,8 @@ class NonEmptyFilterBackend(DjangoFilterBackend):
         filterset_class = self.get_filterset_class(view, queryset)
         if filterset_class is not None:
             refuse_empty_parameters(request.query_params, filterset_class.base_filters)
-        return super().filter_queryset(request, queryset, view)
+        filtered: QuerySet[Any] = super().filter_queryset(request, queryset, view)
+        return filtered
 
 
 @extend_schema_field({"type": "string", "minLength": 1})
@@ -91,7 +92,7 @@ class StrictChoiceField(django_filters.fields.ChoiceField):
         if value == "":
             choices = ", ".join(str(key) for key, _ in self.choices if key != "")
             raise forms.ValidationError(f"Expected one of {choices}, got ''.", code="invalid_choice")
-        return super().to_python(value)
+        return str(super().to_python(value))
 
 
 class StrictChoiceFilter(django_filters.ChoiceFilter):
@@ -104,7 +105,8 @@ class CampaignSlugField(django_filters.fields.ModelChoiceField):
 
     def to_python(self, value: object) -> Campaign | None:
         try:
-            return super().to_python(value)
+            campaign: Campaign | None = super().to_python(value)
+            return campaign
         except forms.ValidationError as error:
             if error.code != "invalid_choice":
                 raise

@@ -27,7 +27,7 @@ from scoring.reports.paraphrasus import (
 MAX_OBJECTIVES = 200
 
 
-class ObjectivesSerializer(serializers.Serializer):
+class ObjectivesSerializer(serializers.Serializer[Any]):
     objectives = serializers.DictField(
         child=serializers.ChoiceField(choices=["classify", "minimise", "maximise"], allow_null=True),
         help_text="origin -> classify, minimise or maximise (null removes the corpus's objective); "

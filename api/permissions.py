@@ -24,7 +24,8 @@ def campaign_of(obj: Any) -> Campaign | None:
     if isinstance(obj, Campaign):
         return obj
     if hasattr(obj, "campaign_id"):
-        return obj.campaign
+        campaign: Campaign = obj.campaign
+        return campaign
     pair = getattr(obj, "pair", None)
     return pair.campaign if pair is not None else None
 

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from typing import Any
+
 from django.conf import settings
 from drf_spectacular.types import OpenApiTypes
 from drf_spectacular.utils import OpenApiParameter, OpenApiResponse, extend_schema
@@ -72,7 +74,7 @@ class CampaignRobustnessView(APIView):
         return Response(robustness_dict(probe_set, cards, probe_samples(probe_set, int(per_kind))))
 
 
-class ProbeRequestSerializer(serializers.Serializer):
+class ProbeRequestSerializer(serializers.Serializer[Any]):
     kinds = serializers.ListField(
         child=serializers.ChoiceField(choices=[kind.value for kind in BUILDABLE]),
         required=False,

@@ -2,13 +2,15 @@
 
 from __future__ import annotations
 
+from typing import Any
+
 from django.db.models import Count, F, IntegerField, OuterRef, QuerySet, Subquery, Value
 from django.db.models.functions import Coalesce
 
 from annotate.models import Campaign, Judgement, Pair, Volunteer
 
 
-def _count(queryset: QuerySet, group: str) -> Coalesce:
+def _count(queryset: QuerySet[Any], group: str) -> Coalesce:
     """``COUNT(*)`` of ``queryset`` for the outer row, as a correlated subquery.
 
     Subqueries instead of ``Count`` over joins: joining pairs, volunteers and judgements at once

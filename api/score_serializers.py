@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from typing import Any
+
 from django.conf import settings
 from drf_spectacular.utils import extend_schema_field
 from rest_framework import serializers
@@ -10,7 +12,7 @@ from annotate.labels import ENGLISH_LEVEL_ORDER
 from scoring.models import MetricConfig, Score
 
 
-class MetricConfigSerializer(serializers.ModelSerializer):
+class MetricConfigSerializer(serializers.ModelSerializer[MetricConfig]):
     class Meta:
         model = MetricConfig
         fields = [
@@ -27,7 +29,7 @@ class MetricConfigSerializer(serializers.ModelSerializer):
         read_only_fields = fields
 
 
-class ScoreSerializer(serializers.ModelSerializer):
+class ScoreSerializer(serializers.ModelSerializer[Score]):
     campaign = serializers.CharField(source="campaign_slug", read_only=True, help_text="Campaign slug.")
     metric_config = serializers.CharField(source="metric_config.config_hash", read_only=True)
     metric = serializers.CharField(source="metric_config.metric", read_only=True)
@@ -51,7 +53,7 @@ class ScoreSerializer(serializers.ModelSerializer):
         read_only_fields = fields
 
 
-class ReportQuerySerializer(serializers.Serializer):
+class ReportQuerySerializer(serializers.Serializer[Any]):
     """The dashboard's filters, as query parameters."""
 
     reference = serializers.ChoiceField(
@@ -94,7 +96,7 @@ class ReportQuerySerializer(serializers.Serializer):
         "staff excluded (1 / 0).",
     )
 
-    def validate(self, attrs: dict) -> dict:
+    def validate(self, attrs: dict[str, Any]) -> dict[str, Any]:
         start, end = attrs.get("date_from"), attrs.get("date_to")
         if start and end and start > end:
             raise serializers.ValidationError({"date_to": f"date_to ({end}) is before date_from ({start})."})
@@ -106,7 +108,7 @@ class UploadField(serializers.FileField):
     """A file uploaded in a multipart form (binary in the OpenAPI document, not a URL)."""
 
 
-class ScoreImportSerializer(serializers.Serializer):
+class ScoreImportSerializer(serializers.Serializer[Any]):
     """``POST /api/scores/import/`` (multipart): a score file and what is given once for it."""
 
     campaign = serializers.SlugField(help_text="Slug of the campaign whose pairs the file scores.")
@@ -135,7 +137,7 @@ class ScoreImportSerializer(serializers.Serializer):
             raise serializers.ValidationError(str(error)) from None
 
 
-class ScoreImportResultSerializer(serializers.Serializer):
+class ScoreImportResultSerializer(serializers.Serializer[Any]):
     metric_config = serializers.IntegerField()
     config_hash = serializers.CharField()
     metric = serializers.CharField()

@@ -35,7 +35,7 @@ from scoring.reports.service import FilterError, campaign_report, meta_status
     list=extend_schema(summary="List metric configurations"),
     retrieve=extend_schema(summary="One metric configuration"),
 )
-class MetricConfigViewSet(viewsets.ReadOnlyModelViewSet):
+class MetricConfigViewSet(viewsets.ReadOnlyModelViewSet[MetricConfig]):
     """Each metric with one configuration (model, template…); scores never mix configurations."""
 
     # Any text up to the next "/" reaches the view, so a malformed id or slug is DRF's JSON 404,
@@ -53,7 +53,7 @@ class MetricConfigViewSet(viewsets.ReadOnlyModelViewSet):
     list=extend_schema(summary="List scores (by metric configuration, campaign, status…)"),
     retrieve=extend_schema(summary="One score"),
 )
-class ScoreViewSet(viewsets.ReadOnlyModelViewSet):
+class ScoreViewSet(viewsets.ReadOnlyModelViewSet[Score]):
     """Scores of pairs under metric configurations, failed ones with their error."""
 
     # Any text up to the next "/" reaches the view, so a malformed id or slug is DRF's JSON 404,

@@ -45,7 +45,7 @@ class StrictBooleanField(serializers.BooleanField):
         raise AssertionError("unreachable")  # fail() raises
 
 
-class CampaignSerializer(serializers.ModelSerializer):
+class CampaignSerializer(serializers.ModelSerializer[Campaign]):
     pairs = serializers.IntegerField(source="pair_count", read_only=True, help_text="Campaign pairs (no training).")
     training_pairs = serializers.IntegerField(source="training_pair_count", read_only=True)
     volunteers = serializers.IntegerField(source="volunteer_count", read_only=True)
@@ -96,7 +96,7 @@ class CampaignSerializer(serializers.ModelSerializer):
         return f"{settings.SITE_URL}/c/{campaign.slug}/"
 
 
-class PairSerializer(serializers.ModelSerializer):
+class PairSerializer(serializers.ModelSerializer[Pair]):
     campaign = serializers.CharField(source="campaign_slug", read_only=True, help_text="Campaign slug.")
     # "" for a pair that is not a training pair: the schema says so (LabelEnum or BlankEnum).
     expected_label = serializers.ChoiceField(
@@ -137,7 +137,7 @@ SENTENCE_SCHEMA = {"type": "string", "minLength": 1, "pattern": "^[^\\x00]*[^\\s
 
 
 @extend_schema_field({"type": "string", "minLength": 1, "maxLength": 50, "pattern": "^[-a-zA-Z0-9_]+$"})
-class CampaignSlugField(serializers.SlugRelatedField):
+class CampaignSlugField(serializers.SlugRelatedField[Campaign]):
     """A campaign named by its slug (the schema gives the slug's form)."""
 
 
@@ -177,7 +177,7 @@ class GoldTargetField(serializers.JSONField):
         return data
 
 
-class PairBulkCreateSerializer(serializers.Serializer):
+class PairBulkCreateSerializer(serializers.Serializer[Any]):
     """Body of ``POST /api/pairs/``: the records go through the importer, all or nothing."""
 
     campaign = CampaignSlugField(
@@ -267,7 +267,7 @@ class PairBulkCreateSerializer(serializers.Serializer):
         return attrs
 
 
-class ImportReportSerializer(serializers.Serializer):
+class ImportReportSerializer(serializers.Serializer[Any]):
     created = serializers.IntegerField()
     format = serializers.CharField()
     training = serializers.IntegerField()
@@ -284,7 +284,7 @@ class ImportReportSerializer(serializers.Serializer):
     gold_scores = serializers.IntegerField(help_text="Pairs stored with a graded gold score.")
 
 
-class ImportProblemSerializer(serializers.Serializer):
+class ImportProblemSerializer(serializers.Serializer[Any]):
     index = serializers.IntegerField(
         allow_null=True, help_text="0-based position in `pairs` (null: the whole request)."
     )
@@ -293,13 +293,13 @@ class ImportProblemSerializer(serializers.Serializer):
     message = serializers.CharField()
 
 
-class ImportRefusedSerializer(serializers.Serializer):
+class ImportRefusedSerializer(serializers.Serializer[Any]):
     detail = serializers.CharField()
     problem_count = serializers.IntegerField()
     problems = ImportProblemSerializer(many=True, help_text=f"The first {MAX_PROBLEMS_LISTED} problems.")
 
 
-class PairImportErrorSerializer(serializers.Serializer):
+class PairImportErrorSerializer(serializers.Serializer[Any]):
     """The 400 of a bulk import: refused records (``detail``, ``problem_count``, ``problems``)
     or, for a body that is not a bulk import at all, DRF's field errors (field name -> messages)."""
 
@@ -309,13 +309,13 @@ class PairImportErrorSerializer(serializers.Serializer):
 
 
 @extend_schema_serializer(component_name="FieldErrors")
-class FieldErrorsSerializer(serializers.Serializer):
+class FieldErrorsSerializer(serializers.Serializer[Any]):
     """DRF's errors of a request: each field name maps to its messages (``detail`` for others)."""
 
     detail = serializers.CharField(required=False)
 
 
-class JudgementSerializer(serializers.ModelSerializer):
+class JudgementSerializer(serializers.ModelSerializer[Judgement]):
     campaign = serializers.CharField(source="campaign_slug", read_only=True)
     pair_external_id = serializers.CharField(read_only=True)
     volunteer = serializers.SerializerMethodField(help_text="Volunteer pseudonym (a keyed hash, never the token).")
@@ -384,7 +384,7 @@ class JudgementSerializer(serializers.ModelSerializer):
         return "source" if judgement.source_on_top else "hypothesis"
 
 
-class ExportQuerySerializer(serializers.Serializer):
+class ExportQuerySerializer(serializers.Serializer[Any]):
     level = serializers.ChoiceField(choices=[level.value for level in Level], default=Level.PAIRS.value)
     format = serializers.ChoiceField(choices=[f.value for f in Format], default=Format.CSV.value)
 

@@ -81,7 +81,7 @@ PAIRS_EXAMPLE = OpenApiExample(
     retrieve=extend_schema(summary="One campaign"),
 )
 class CampaignViewSet(
-    mixins.ListModelMixin, mixins.CreateModelMixin, mixins.RetrieveModelMixin, viewsets.GenericViewSet
+    mixins.ListModelMixin, mixins.CreateModelMixin, mixins.RetrieveModelMixin, viewsets.GenericViewSet[Campaign]
 ):
     """Campaigns, by slug, with their numbers of pairs, volunteers and judgements."""
 
@@ -128,7 +128,8 @@ class CampaignViewSet(
 
     def _fresh(self, campaign: Campaign) -> dict[str, Any]:
         """The campaign as the list shows it (counts included)."""
-        return self.get_serializer(self.get_queryset().get(pk=campaign.pk)).data
+        data: dict[str, Any] = self.get_serializer(self.get_queryset().get(pk=campaign.pk)).data
+        return data
 
     def _set_open(self, is_open: bool) -> Response:
         campaign = self.get_object()
@@ -152,7 +153,7 @@ class CampaignViewSet(
     list=extend_schema(summary="List pairs"),
     retrieve=extend_schema(summary="One pair"),
 )
-class PairViewSet(mixins.ListModelMixin, mixins.RetrieveModelMixin, viewsets.GenericViewSet):
+class PairViewSet(mixins.ListModelMixin, mixins.RetrieveModelMixin, viewsets.GenericViewSet[Pair]):
     """Pairs of every campaign; ``POST`` imports many at once through the importer."""
 
     serializer_class = PairSerializer
@@ -204,7 +205,7 @@ class PairViewSet(mixins.ListModelMixin, mixins.RetrieveModelMixin, viewsets.Gen
     list=extend_schema(summary="List judgements (read-only)"),
     retrieve=extend_schema(summary="One judgement"),
 )
-class JudgementViewSet(viewsets.ReadOnlyModelViewSet):
+class JudgementViewSet(viewsets.ReadOnlyModelViewSet[Judgement]):
     """Volunteers' answers; volunteers appear as pseudonyms. Judgements are never written here."""
 
     serializer_class = JudgementSerializer

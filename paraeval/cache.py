@@ -59,4 +59,4 @@ class SharedFileCache(FileBasedCache):
                 raise ValueError(f"Key '{key}' not found") from None
             timeout = None if expiry is None else max(expiry - time.time(), 0.001)
             self.set(key, value, timeout, version)
-            return value
+            return int(value)

@@ -234,7 +234,7 @@ class _SharedCacheThrottle:
     def allow_request(self, request: Request, view: Any) -> bool:
         self.cache = caches[CACHE_ALIAS]
         try:
-            return super().allow_request(request, view)  # type: ignore[misc]
+            return bool(super().allow_request(request, view))  # type: ignore[misc]
         except Exception:  # the cache failed: serve rather than refuse
             logger.exception("API throttle: the limits cache failed; letting the request through")
             return True

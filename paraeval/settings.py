@@ -12,6 +12,7 @@ import os
 from pathlib import Path
 
 import dj_database_url
+import django_stubs_ext
 from django.core.exceptions import ImproperlyConfigured
 
 from paraeval.env import (
@@ -25,6 +26,10 @@ from paraeval.env import (
     env_str,
     installation_secret_key,
 )
+
+# Django's generic classes (ModelAdmin[Campaign], QuerySet[Pair], ModelForm[...]) subscriptable at
+# run time, as the type checker reads them (django-stubs' documented set-up).
+django_stubs_ext.monkeypatch()
 
 BASE_DIR = Path(__file__).resolve().parent.parent
 DATA_DIR = Path(env_str("PARAEVAL_DATA_DIR", str(BASE_DIR / "data"))).resolve()

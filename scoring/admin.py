@@ -16,7 +16,7 @@ from scoring.pipeline import dispatch
 
 
 @admin.register(MetricConfig)
-class MetricConfigAdmin(admin.ModelAdmin):
+class MetricConfigAdmin(admin.ModelAdmin[MetricConfig]):
     list_display = ("label", "metric", "queue", "higher_is_closer", "natural_threshold", "done", "failed", "created_at")
     list_filter = ("metric", "queue")
     search_fields = ("label", "metric", "config_hash")
@@ -32,7 +32,7 @@ class MetricConfigAdmin(admin.ModelAdmin):
     )
 
     def get_queryset(self, request: HttpRequest) -> QuerySet[MetricConfig]:
-        return (
+        configs: QuerySet[MetricConfig] = (
             super()
             .get_queryset(request)
             .annotate(
@@ -40,14 +40,15 @@ class MetricConfigAdmin(admin.ModelAdmin):
                 failed_count=Count("scores", filter=Q(scores__status=Score.Status.FAILED)),
             )
         )
+        return configs
 
     @admin.display(ordering="done_count", description="done")
     def done(self, config: MetricConfig) -> int:
-        return config.done_count  # type: ignore[attr-defined]
+        return int(config.done_count)  # type: ignore[attr-defined]
 
     @admin.display(ordering="failed_count", description="failed")
     def failed(self, config: MetricConfig) -> int:
-        return config.failed_count  # type: ignore[attr-defined]
+        return int(config.failed_count)  # type: ignore[attr-defined]
 
     def has_add_permission(self, request: HttpRequest) -> bool:
         # Configurations come from the metrics' code and settings, never typed by hand.
@@ -87,7 +88,7 @@ class ScoreAdmin(TeamScopedAdmin):
 
 
 @admin.register(WorkerHeartbeat)
-class WorkerHeartbeatAdmin(admin.ModelAdmin):
+class WorkerHeartbeatAdmin(admin.ModelAdmin[WorkerHeartbeat]):
     list_display = ("hostname", "queues", "pid", "started_at", "last_seen", "alive")
     readonly_fields = ("hostname", "queues", "pid", "started_at", "last_seen")
 

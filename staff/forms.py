@@ -41,7 +41,7 @@ EXPLANATIONS: dict[str, str] = {
 PLATFORM_PARAMETERS = ("participant_param", "study_param", "session_param")
 
 
-class CampaignSettingsForm(forms.ModelForm):
+class CampaignSettingsForm(forms.ModelForm[Campaign]):
     """Name, language, judges per pair, pairs per volunteer, checks, exclusion rule, platform
     (plain link, a platform, or both), completion codes, open, closing when full, public."""
 
@@ -76,7 +76,7 @@ class CampaignSettingsForm(forms.ModelForm):
         team = self.fields["team"]
         team.queryset = teams_for(user)  # type: ignore[attr-defined]
         if self.instance.pk is None and not team.initial:
-            own = list(team.queryset[:2])  # type: ignore[attr-defined]
+            own = list(team.queryset[:2])
             if len(own) == 1:
                 team.initial = own[0].pk
         if user is not None and not user.is_superuser:

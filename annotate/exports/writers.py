@@ -35,7 +35,8 @@ def csv_cell(value: Any) -> str | int | float:
     if kind is bool:
         return 1 if value else 0
     if kind is int or kind is float:
-        return value
+        number: int | float = value
+        return number
     if isinstance(value, list | tuple):
         return neutralise(LIST_SEPARATOR.join(str(item) for item in value))
     return neutralise(str(value))

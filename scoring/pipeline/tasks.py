@@ -12,6 +12,7 @@ error, the batch's pairs are stored as failed with the error text, for staff to 
 from __future__ import annotations
 
 import logging
+from typing import Any
 
 from celery import Task, shared_task
 from django.conf import settings
@@ -51,7 +52,9 @@ class ScoringTask(Task):
     def retry_backoff_max(self) -> int:
         return int(settings.PARAEVAL_SCORING_RETRY_MAX_SECONDS)
 
-    def on_failure(self, exc: BaseException, task_id: str, args: tuple, kwargs: dict, einfo: object) -> None:
+    def on_failure(
+        self, exc: BaseException, task_id: str, args: tuple[Any, ...], kwargs: dict[str, Any], einfo: object
+    ) -> None:
         # (config_ids or config_id, pair_ids), positional as dispatch sends them, or by name.
         first = kwargs.get("config_ids", kwargs.get("config_id", args[0] if args else None))
         pair_ids = kwargs.get("pair_ids", args[1] if len(args) > 1 else [])

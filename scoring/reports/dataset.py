@@ -241,7 +241,8 @@ def data_state(campaign_id: int, *, fresh: bool = False) -> DataState:
     cached = cache.get(key)
     now = time_module.time()  # wall clock: the cache may be shared between processes
     if not fresh and cached is not None and cached["stamp"] == stamp and now - cached["at"] < FULL_CHECK_SECONDS:
-        return cached["state"]
+        state: DataState = cached["state"]
+        return state
     campaign = Campaign.objects.get(pk=campaign_id)
     fingerprint, last_changed = _fingerprint(campaign)
     state = DataState(campaign=campaign, fingerprint=fingerprint, last_changed=last_changed)

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from typing import Any
+
 from scoring.analysis.distance_bins import DistanceBins
 from scoring.analysis.meta import MetaEvaluation
 from scoring.analysis.paired import Interval
@@ -311,7 +313,7 @@ def group_caption(meta: MetaEvaluation) -> str:
     if view is None or view.groups == 0:
         return "No source sentence has two or more hypotheses."
 
-    def dropped(total: int, kept: int, drops: list) -> str:
+    def dropped(total: int, kept: int, drops: list[Any]) -> str:
         if kept == total:
             return "none dropped"
         reasons = "; ".join(f"{drop.groups}: {drop.reason}" for drop in drops)

@@ -21,6 +21,7 @@ from django.views.decorators.csrf import csrf_exempt, csrf_protect
 from django.views.decorators.http import require_GET, require_http_methods, require_POST
 
 from annotate import uploads
+from annotate.importers.options import GOLD_CONSTANT_CHOICES
 from annotate.models import Campaign, PairUpload, UploadState
 from annotate.teams import campaign_or_404, visible_to
 from scoring.pipeline.status import QueueWait, queue_wait
@@ -28,7 +29,7 @@ from scoring.pipeline.status import QueueWait, queue_wait
 RUNNING_STATES = (UploadState.CHECK_QUEUED, UploadState.IMPORT_QUEUED)
 
 
-class DiskFile(UploadedFile):
+class DiskFile(UploadedFile[bytes]):
     """An uploaded file already written to its place under ``uploads/``."""
 
     def __init__(self, path: Path, name: str, size: int, content_type: str | None) -> None:
@@ -63,7 +64,7 @@ class DiskUploadHandler(FileUploadHandler):
         self.handle.write(raw_data)
         return None
 
-    def file_complete(self, file_size: int) -> UploadedFile | None:
+    def file_complete(self, file_size: int) -> UploadedFile[bytes] | None:
         self.handle.close()
         assert self.file_name is not None
         uploaded = DiskFile(self.path, self.file_name, file_size, self.content_type)
@@ -190,7 +191,7 @@ def detail(request: HttpRequest, slug: str, upload_id: int) -> HttpResponse:
         "checked": checked and job.state == UploadState.CHECKED,
         "fields": list(uploads.FIELD_LABELS.items()),
         "formats": uploads.FORMATS,
-        "gold_constants": uploads.GOLD_CONSTANT_CHOICES,
+        "gold_constants": GOLD_CONSTANT_CHOICES,
         "status_url": reverse("staff:upload-status", args=[slug, job.pk]),
     }
     return render(request, "staff/upload_detail.html", context, status=400 if errors else 200)

@@ -18,7 +18,7 @@ from scoring.analysis.report import AnalysisInput
 from scoring.reports.dataset import Filters
 from scoring.reports.formats import FORMATS, render
 from scoring.reports.service import CampaignReport, FilterError, campaign_report, default_resamples
-from scoring.reports.tables import all_tables
+from scoring.reports.tables import Table, all_tables
 
 
 def _day(value: str) -> datetime.date:
@@ -243,7 +243,7 @@ class Command(BaseCommand):
     @classmethod
     def _bin_tables(
         cls, campaign: Campaign, result: CampaignReport, options: dict[str, Any], wanted: list[str]
-    ) -> list:
+    ) -> list[Table]:
         from scoring.analysis.meta import distance_bin_view
         from scoring.reports.meta_tables import distance_bin_table
 
@@ -270,7 +270,7 @@ class Command(BaseCommand):
     @classmethod
     def _meta_tables(
         cls, campaign: Campaign, result: CampaignReport, options: dict[str, Any], wanted: list[str]
-    ) -> list:
+    ) -> list[Table]:
         from scoring.analysis.meta import MetaOptions, meta_evaluation
         from scoring.reports.meta_tables import meta_tables
 
