@@ -67,7 +67,6 @@ def build(slug: str, pairs: int, volunteers: int, configs: list[MetricConfig]) -
 def pages(campaign: Campaign, pair: Pair, config: MetricConfig) -> dict[str, str]:
     slug = campaign.slug
     return {
-        "home": "/staff/",
         "progress": f"/staff/campaigns/{slug}/settings/",
         "volunteers": f"/staff/campaigns/{slug}/volunteers/",
         "pair list": f"/staff/campaigns/{slug}/pairs/",
@@ -96,7 +95,10 @@ def test_no_staff_page_runs_more_statements_for_a_larger_campaign(staff_client: 
         warm = (statements(staff_client, small_url), statements(staff_client, large_url))
         cache.clear()
         cold_large_first = statements(staff_client, large_url)
-        assert cold[0] == cold[1] == cold_large_first, f"{name}: {cold} then {cold_large_first} statements"
+        # The status page keeps one set of counts for every campaign: the small campaign's
+        # view leaves them kept for the large one's.
+        assert cold[0] == cold_large_first, f"{name}: {cold[0]} then {cold_large_first} statements"
+        assert cold[1] == (warm[1] if name == "status" else cold[0]), f"{name}: {cold} statements"
         assert warm[0] == warm[1], f"{name}: {warm} statements once kept"
 
 

@@ -17,7 +17,7 @@ def state_key(campaign_id: int) -> str:
 
 
 # What :mod:`scoring.reports.verdicts` keeps per campaign for the staff pages.
-VERDICT_KINDS = ("quality", "pairs", "disagreements", "facets")
+VERDICT_KINDS = ("quality", "pairs", "disagreements", "facets", "totals", "status")
 
 
 def verdicts_key(campaign_id: int, kind: str) -> str:

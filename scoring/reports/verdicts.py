@@ -32,6 +32,9 @@ from scoring.reports.state import verdicts_key
 
 T = TypeVar("T")
 
+# The "campaign" of what is kept for every campaign at once (the status page's counts).
+EVERY_CAMPAIGN = 0
+
 
 @dataclass(frozen=True)
 class PairVerdicts:
@@ -111,4 +114,4 @@ def pair_verdicts(campaign: Campaign) -> PairVerdicts:
     return kept(campaign.pk, "pairs", lambda: _pair_verdicts(campaign))
 
 
-__all__ = ["PairVerdicts", "excluded_ids", "kept", "pair_verdicts", "volunteer_verdicts"]
+__all__ = ["EVERY_CAMPAIGN", "PairVerdicts", "excluded_ids", "kept", "pair_verdicts", "volunteer_verdicts"]
