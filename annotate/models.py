@@ -423,16 +423,17 @@ class Judgement(models.Model):
         return (self.answered_at - self.shown_at).total_seconds()
 
 
-UPLOAD_STATES = [
-    ("uploaded", "Uploaded: not checked yet"),
-    ("check_queued", "Dry run queued"),
-    ("checked", "Dry run passed"),
-    ("import_queued", "Import queued"),
-    ("imported", "Imported"),
-    ("refused", "Refused: see the problems"),
-    ("failed", "Failed: an unexpected error"),
-    ("discarded", "Discarded: the file was deleted"),
-]
+class UploadState(models.TextChoices):
+    """Where an upload stands: its dry run and import move it along, staff may discard it."""
+
+    UPLOADED = "uploaded", "Uploaded: not checked yet"
+    CHECK_QUEUED = "check_queued", "Dry run queued"
+    CHECKED = "checked", "Dry run passed"
+    IMPORT_QUEUED = "import_queued", "Import queued"
+    IMPORTED = "imported", "Imported"
+    REFUSED = "refused", "Refused: see the problems"
+    FAILED = "failed", "Failed: an unexpected error"
+    DISCARDED = "discarded", "Discarded: the file was deleted"
 
 
 class PairUpload(models.Model):
@@ -454,7 +455,7 @@ class PairUpload(models.Model):
     gold_options = models.JSONField(
         default=dict, blank=True, help_text="The importer's gold options: gold_map (text), gold_constant, strict."
     )
-    state = models.CharField(max_length=20, choices=UPLOAD_STATES, default="uploaded")
+    state = models.CharField(max_length=20, choices=UploadState.choices, default=UploadState.UPLOADED)
     checked_map = models.JSONField(
         null=True, blank=True, help_text="The format and mapping of the last dry run that passed."
     )

@@ -27,12 +27,12 @@ import time
 from collections.abc import Callable, Iterator, Mapping
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
-from typing import IO, cast
+from typing import IO, Any, cast
 
 from django.conf import settings
 from django.db import transaction
 
-from annotate.importers import ImportRefused, import_file
+from annotate.importers import ImportRefused, ImportReport, import_file
 from annotate.importers import fields as f
 from annotate.importers.formats import (
     MRPC_HEADER,
@@ -47,7 +47,7 @@ from annotate.importers.pipeline import RecordChecker
 from annotate.importers.problems import ImportProblem
 from annotate.importers.readers import TextLines
 from annotate.importers.validation import SourceRecord, record_key
-from annotate.models import Campaign, Pair, PairUpload
+from annotate.models import Campaign, Pair, PairUpload, UploadState
 from paraeval.textcheck import loads_bounded
 
 logger = logging.getLogger(__name__)
@@ -338,7 +338,7 @@ def preview(upload: PairUpload, rows: int = PREVIEW_ROWS) -> Preview:
         options = import_options(upload)
         with file_path(upload).open("rb") as handle:
             stream = open_records(
-                cast(IO[bytes], handle),
+                handle,
                 format=upload.format,
                 filename=upload.filename,
                 column_map=upload.column_map if result.mappable else None,
@@ -443,8 +443,8 @@ def set_mapping(
     upload.column_map = mapping
     upload.origin = origin.strip()
     upload.gold_options = gold_options
-    if upload.state in ("checked", "refused", "failed"):
-        upload.state = "uploaded"
+    if upload.state in (UploadState.CHECKED, UploadState.REFUSED, UploadState.FAILED):
+        upload.state = UploadState.UPLOADED
     upload.save(update_fields=["format", "column_map", "origin", "gold_options", "state", "updated_at"])
     return []
 
@@ -479,7 +479,7 @@ def write_progress(upload: PairUpload, progress: Progress) -> None:
     os.replace(temporary, target)
 
 
-RUNNING_PHASES = {"check_queued": CHECK, "import_queued": IMPORT}
+RUNNING_PHASES: dict[str, str] = {UploadState.CHECK_QUEUED: CHECK, UploadState.IMPORT_QUEUED: IMPORT}
 
 
 def read_progress(upload: PairUpload) -> Progress:
@@ -529,7 +529,7 @@ def queue(upload: PairUpload, mode: str) -> None:
     """Mark the upload queued for a dry run or an import and send the task once this commits."""
     if mode not in (CHECK, IMPORT):
         raise ValueError(f"mode must be {CHECK!r} or {IMPORT!r}")
-    upload.state = "check_queued" if mode == CHECK else "import_queued"
+    upload.state = UploadState.CHECK_QUEUED if mode == CHECK else UploadState.IMPORT_QUEUED
     upload.error = ""
     upload.save(update_fields=["state", "error", "updated_at"])
     write_progress(upload, Progress(mode, 0, upload.size))
@@ -544,7 +544,7 @@ def _send(upload_id: int, mode: str) -> None:
     if result.not_sent:  # the broker is down: say so on the page rather than wait forever
         logger.warning("cannot queue upload %s: %s", upload_id, result.error)
         PairUpload.objects.filter(pk=upload_id).update(
-            state="failed", error=f"The task queue is unreachable ({result.error}); try again later."
+            state=UploadState.FAILED, error=f"The task queue is unreachable ({result.error}); try again later."
         )
 
 
@@ -552,7 +552,7 @@ def discard(upload: PairUpload) -> None:
     """Delete the uploaded file and its progress (nothing was imported from it)."""
     file_path(upload).unlink(missing_ok=True)
     progress_path(upload).unlink(missing_ok=True)
-    upload.state = "discarded"
+    upload.state = UploadState.DISCARDED
     upload.save(update_fields=["state", "updated_at"])
 
 
@@ -566,7 +566,7 @@ def run_upload(upload_id: int, mode: str) -> str:
     Idempotent: the upload's row is locked and its state read in the transaction that imports
     and records the outcome, so a second delivery finds the state moved on and does nothing.
     """
-    expected = "check_queued" if mode == CHECK else "import_queued"
+    expected = UploadState.CHECK_QUEUED if mode == CHECK else UploadState.IMPORT_QUEUED
     with transaction.atomic():
         upload = PairUpload.objects.select_for_update().filter(pk=upload_id).first()
         if upload is None or upload.state != expected:
@@ -591,42 +591,26 @@ def run_upload(upload_id: int, mode: str) -> str:
                     options=options,
                 )
         except ImportRefused as refusal:
-            upload.state = "refused"
+            upload.state = UploadState.REFUSED
             upload.problems = _problem_rows(refusal)
             upload.problem_count = refusal.count
         except ImportOptionError as error:
-            upload.state = "refused"
+            upload.state = UploadState.REFUSED
             upload.problems = [[None, "", str(error)]]
             upload.problem_count = 1
         except OSError as error:
-            upload.state = "failed"
+            upload.state = UploadState.FAILED
             upload.error = f"cannot read the uploaded file: {error.strerror or error}"
         else:
-            upload.state = "checked" if mode == CHECK else "imported"
-            upload.report = {
-                "mode": mode,
-                "pairs": result.created,
-                "format": result.format,
-                "training": result.training,
-                "checks": result.checks,
-                "systems": result.systems,
-                "gold_labels": {
-                    "paraphrase": result.gold_paraphrases,
-                    "not paraphrase": result.gold_non_paraphrases,
-                    "none": result.created - result.gold_paraphrases - result.gold_non_paraphrases,
-                },
-                "gold_scores": result.gold_scores,
-                "warnings": result.warnings,
-                "ignored_columns": result.ignored_columns,
-                "notes": result.notes,
-            }
+            upload.state = UploadState.CHECKED if mode == CHECK else UploadState.IMPORTED
+            upload.report = UploadReport.of(mode, result).as_json()
             if mode == CHECK:
                 upload.checked_map = checked_map(upload)
         upload.save()
         # Written before the commit: once the new state shows, nothing of this run is left to
         # write, so a run queued right after it never has its progress overwritten by this one's.
         write_progress(upload, Progress(mode, upload.size, upload.size, finished=True))
-    if upload.state == "imported":
+    if upload.state == UploadState.IMPORTED:
         file_path(upload).unlink(missing_ok=True)  # the pairs are stored: the file is not needed
     return upload.state
 
@@ -641,24 +625,75 @@ def checked_map(upload: PairUpload) -> dict[str, object]:
     }
 
 
-def report_lines(report: Mapping[str, object]) -> list[str]:
-    """The summary of a dry run or an import, one fact a line."""
-    pairs = int(cast(int, report.get("pairs", 0)))
-    verb = "Would import" if report.get("mode") == CHECK else "Imported"
-    systems = cast(dict[str, int], report.get("systems") or {})
-    gold = cast(dict[str, int], report.get("gold_labels") or {})
-    ignored = cast(list[str], report.get("ignored_columns") or [])
-    lines = [
-        f"{verb} {pairs:,} pair{'s' if pairs != 1 else ''} ({report.get('format')}).",
-        f"Training pairs: {int(cast(int, report.get('training', 0))):,}",
-        f"Check pairs: {int(cast(int, report.get('checks', 0))):,}",
-        "Systems: " + (", ".join(f"{name} ({count:,})" for name, count in sorted(systems.items())) or "none named"),
-        "Gold labels: "
-        + ", ".join(f"{name} {gold.get(name, 0):,}" for name in ("paraphrase", "not paraphrase", "none")),
-        f"Ignored columns: {', '.join(ignored) if ignored else 'none'}",
-    ]
-    if report.get("gold_scores"):
-        lines.append(f"Graded gold scores: {int(cast(int, report['gold_scores'])):,}")
-    lines.extend(f"Warning: {warning}" for warning in cast(list[str], report.get("warnings") or []))
-    lines.extend(f"Note: {note}" for note in cast(list[str], report.get("notes") or []))
-    return lines
+GOLD_LABEL_NAMES = ("paraphrase", "not paraphrase", "none")
+
+
+@dataclass(frozen=True)
+class UploadReport:
+    """The summary of a dry run (``mode`` check) or an import, stored as JSON on the upload.
+
+    ``gold_labels`` counts the pairs by gold label ("paraphrase", "not paraphrase", "none").
+    """
+
+    mode: str
+    pairs: int
+    format: str
+    training: int = 0
+    checks: int = 0
+    systems: dict[str, int] = field(default_factory=dict)
+    gold_labels: dict[str, int] = field(default_factory=dict)
+    gold_scores: int = 0
+    warnings: list[str] = field(default_factory=list)
+    ignored_columns: list[str] = field(default_factory=list)
+    notes: list[str] = field(default_factory=list)
+
+    @classmethod
+    def of(cls, mode: str, result: ImportReport) -> UploadReport:
+        """The summary of the importer's result for a run in ``mode``."""
+        gold = {
+            "paraphrase": result.gold_paraphrases,
+            "not paraphrase": result.gold_non_paraphrases,
+            "none": result.created - result.gold_paraphrases - result.gold_non_paraphrases,
+        }
+        return cls(
+            mode=mode,
+            pairs=result.created,
+            format=result.format,
+            training=result.training,
+            checks=result.checks,
+            systems=dict(result.systems),
+            gold_labels=gold,
+            gold_scores=result.gold_scores,
+            warnings=list(result.warnings),
+            ignored_columns=list(result.ignored_columns),
+            notes=list(result.notes),
+        )
+
+    @classmethod
+    def from_json(cls, data: Mapping[str, Any]) -> UploadReport:
+        """Read back what :meth:`as_json` stored (a key missing from an older row: its default)."""
+        known = {name: data[name] for name in cls.__dataclass_fields__ if name in data}
+        return cls(**known)
+
+    def as_json(self) -> dict[str, Any]:
+        """The row's JSON: the dataclass's fields, as the API has always shown them."""
+        return asdict(self)
+
+    def lines(self) -> list[str]:
+        """The summary, one fact a line."""
+        verb = "Would import" if self.mode == CHECK else "Imported"
+        systems = ", ".join(f"{name} ({count:,})" for name, count in sorted(self.systems.items()))
+        gold = ", ".join(f"{name} {self.gold_labels.get(name, 0):,}" for name in GOLD_LABEL_NAMES)
+        lines = [
+            f"{verb} {self.pairs:,} pair{'s' if self.pairs != 1 else ''} ({self.format}).",
+            f"Training pairs: {self.training:,}",
+            f"Check pairs: {self.checks:,}",
+            f"Systems: {systems or 'none named'}",
+            f"Gold labels: {gold}",
+            f"Ignored columns: {', '.join(self.ignored_columns) if self.ignored_columns else 'none'}",
+        ]
+        if self.gold_scores:
+            lines.append(f"Graded gold scores: {self.gold_scores:,}")
+        lines.extend(f"Warning: {warning}" for warning in self.warnings)
+        lines.extend(f"Note: {note}" for note in self.notes)
+        return lines

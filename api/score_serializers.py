@@ -127,7 +127,7 @@ class ScoreImportSerializer(serializers.Serializer):
     )
 
     def validate_options(self, value: str) -> dict[str, object]:
-        from scoring.score_import import parse_options
+        from scoring.external.score_import import parse_options
 
         try:
             return parse_options(value)

@@ -26,9 +26,9 @@ from api.score_serializers import (
     ScoreSerializer,
 )
 from scoring.access import metric_configs_for
+from scoring.external.score_import import ScoreFileMetric, ScoreImportError, import_scores, parse_direction
 from scoring.models import MetricConfig, Score
 from scoring.reports.service import FilterError, campaign_report, meta_status
-from scoring.score_import import ScoreFileMetric, ScoreImportError, import_scores, parse_direction
 
 
 @extend_schema_view(

@@ -2,7 +2,7 @@
 
 Builds a CSV of ``--lines`` lines (default 1,000,000, about 11 MB) whose pair ids are all
 unknown, in a campaign of ``--pairs`` pairs of a throw-away database (``bench_<name>``), and
-prints the median seconds of :func:`scoring.score_import.read_scores` (which refuses it with the
+prints the median seconds of :func:`scoring.external.score_import.read_scores` (which refuses it with the
 first 50 problems and the count) next to two references: reading the same bytes with
 ``csv.DictReader`` and nothing else (the floor), and one query naming every id of the file
 (what the check did before: minutes for three million lines). Ratios, not timed assertions.
@@ -33,7 +33,7 @@ django.setup()
 from django.db import connection  # noqa: E402
 
 from annotate.models import Campaign, Pair  # noqa: E402
-from scoring.score_import import ScoreImportError, read_scores  # noqa: E402
+from scoring.external.score_import import ScoreImportError, read_scores  # noqa: E402
 
 REPEATS = 3
 

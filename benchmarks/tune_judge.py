@@ -26,7 +26,7 @@
 
 ``train`` loads the base judge (``--model-file``: ``embedded``, a GGUF file, or a folder saved by
 ``save_pretrained``), tunes LoRA adapters on the DIRECT template exactly as ``manage.py
-tune_judge`` does (:func:`scoring.metrics.tuning.tune`, no cross-fitting: the test sets are
+tune_judge`` does (:func:`scoring.metrics.judge_training.tune`, no cross-fitting: the test sets are
 other pairs), prints the loss and validation AUC as it trains, then scores, with the base model
 and with the tuned judge in the same run (the workers' fast path, :class:`ParaPluie`):
 
@@ -111,7 +111,7 @@ def evaluation_sets(folder: Path, test_pairs: int, transfer_pairs: int = 0) -> d
 
 
 def figures(scores: list[float], pairs: list[Pair], threshold: float | None) -> dict[str, Any]:
-    from scoring.metrics.tuning import roc_auc
+    from scoring.metrics.judge_training import roc_auc
 
     labels = [1.0 if label else 0.0 for _, _, label in pairs]
     result: dict[str, Any] = {"pairs": len(pairs), "auc": roc_auc(scores, labels)}
@@ -152,11 +152,11 @@ def model_spec(given: str) -> str:
 def train(args: argparse.Namespace) -> int:
     import torch
 
+    from scoring.metrics.judge_training import tune
+    from scoring.metrics.judge_training_options import LabelledPair, TuningOptions
     from scoring.metrics.lm import load_fresh
     from scoring.metrics.parapluie import ParaPluie
     from scoring.metrics.templates import get_template
-    from scoring.metrics.tuning import tune
-    from scoring.metrics.tuning_options import LabelledPair, TuningOptions
 
     if args.threads:
         torch.set_num_threads(args.threads)
@@ -269,9 +269,9 @@ def crossfit_only(args: argparse.Namespace) -> int:
 
     import torch
 
+    from scoring.metrics.judge_training_options import TuningOptions
     from scoring.metrics.parapluie import ParaPluie
     from scoring.metrics.templates import get_template
-    from scoring.metrics.tuning_options import TuningOptions
 
     if args.threads:
         torch.set_num_threads(args.threads)
@@ -302,7 +302,7 @@ def bootstrap_auc(scores: list[float], labels: list[float], resamples: int, seed
     """95 % percentile interval of the AUC over pairs resampled with replacement (seeded)."""
     import random
 
-    from scoring.metrics.tuning import roc_auc
+    from scoring.metrics.judge_training import roc_auc
 
     rng = random.Random(seed)
     values = []
@@ -343,10 +343,10 @@ def cross_fit(
     (``tune_judge --start-from``), from scratch otherwise."""
     from dataclasses import replace
 
+    from scoring.metrics.judge_training import tune
+    from scoring.metrics.judge_training_options import LabelledPair
     from scoring.metrics.lm import load_fresh
     from scoring.metrics.parapluie import ParaPluie
-    from scoring.metrics.tuning import tune
-    from scoring.metrics.tuning_options import LabelledPair
 
     labelled = [
         LabelledPair(source, hypothesis, label, index) for index, (source, hypothesis, label) in enumerate(pairs)
@@ -397,8 +397,8 @@ def cross_fit(
 
 def baselines(args: argparse.Namespace) -> int:
     from scoring.metrics.bertscore import BertScore
+    from scoring.metrics.judge_training import roc_auc
     from scoring.metrics.meteor import Meteor
-    from scoring.metrics.tuning import roc_auc
 
     sets = evaluation_sets(data_dir(args.data), args.test_pairs, args.transfer_pairs)
     nltk_data = os.environ.get("NLTK_DATA") or str(ROOT / "data" / "nltk_data")

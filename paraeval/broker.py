@@ -21,7 +21,7 @@ from paraeval.celery import app
 logger = logging.getLogger(__name__)
 
 # One task: pairs and the configurations to score them with, all on one queue.
-SCORE_PAIRS_TASK = "scoring.tasks.score_pairs"
+SCORE_PAIRS_TASK = "scoring.pipeline.tasks.score_pairs"
 QUEUES = ("llm", "cpu")
 # Work a researcher waits for at a page (an upload's dry run or import, a report's intervals, the
 # meta-evaluation): a queue of its own, served by a worker of its own (``scripts/worker.sh

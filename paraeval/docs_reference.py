@@ -241,12 +241,49 @@ def requested_modules(path: Path, names: dict[str, str], resolver: Any) -> set[s
     return found
 
 
-def tests_by_module() -> dict[str, list[str]]:
-    """For each source module, the test files that import it by name or request its pages (sorted)."""
+def module_path(module: str) -> Path:
+    """The file of a dotted source module."""
+    return ROOT.joinpath(*module.split(".")).with_suffix(".py")
+
+
+@dataclass(frozen=True)
+class ModuleTests:
+    """The test files of one module: those that import it or request its pages (``direct``), and
+    those that reach it one import away, through a module they import or a page they request."""
+
+    direct: list[str]
+    reached: list[str]
+
+
+def tests_by_module() -> dict[str, ModuleTests]:
+    """For each source module, the test files that use it directly and those that reach it."""
     names, resolver = _routes()
+    modules = source_modules()
+    known = set(modules)
+    # One hop of the project's own import graph: what each module imports by name.
+    imports = {module: imported_modules(module_path(module)) & known for module in modules}
     tests = sorted((ROOT / "tests").glob("test_*.py"))
     used = {path.name: imported_modules(path) | requested_modules(path, names, resolver) for path in tests}
-    return {module: [name for name, uses in used.items() if module in uses] for module in source_modules()}
+    reached = {
+        name: set().union(*(imports.get(module, set()) for module in uses)) - uses for name, uses in used.items()
+    }
+    return {
+        module: ModuleTests(
+            direct=[name for name, uses in used.items() if module in uses],
+            reached=[name for name, modules_reached in reached.items() if module in modules_reached],
+        )
+        for module in modules
+    }
+
+
+# A cell lists this many test files at most, then says how many more.
+MAX_LISTED = 8
+
+
+def _test_list(names: list[str]) -> str:
+    listed = ", ".join(f"`{name}`" for name in names[:MAX_LISTED])
+    more = len(names) - MAX_LISTED
+    return (listed + (f" and {more} more" if more > 0 else "")) or "—"
 
 
 def tests_map_markdown() -> str:
@@ -257,8 +294,16 @@ def tests_map_markdown() -> str:
         GENERATED_NOTE,
         "",
         "The test of a module is found here: each module of the project, then the test files that import",
-        "it by name or request its pages (by path or URL name). A module without one is tested through the",
-        "modules that use it. The last tables say what each test file checks, and what supports them.",
+        "it by name or request its pages (by path or URL name), and those that reach it one import away",
+        "(through a module they import, or the view of a page they request). The last tables say what each",
+        "test file checks, and what supports them.",
+        "",
+        "What this map cannot see, read from the files alone: a Celery task a test sends by name and a",
+        "worker process runs (`test_workers_*.py` reach `scoring.pipeline.runner` that way), signal",
+        "receivers, metrics and plug-ins looked up by name in the registry, templates, and anything more",
+        "than one import away. When a change to a module must be tested, run its direct tests and its",
+        "reached ones; `scripts/test.sh` (CI) runs them all.",
+        "",
         "`scripts/test.sh` runs everything (CI); `scripts/test.sh --fast` leaves out the browser,",
         "worker-process, model, large-file and fuzz tests (markers `browser`, `worker`, `model`, `slow`,",
         "`fuzz` in `pyproject.toml`).",
@@ -266,12 +311,16 @@ def tests_map_markdown() -> str:
     ]
     by_module = tests_by_module()
     for package in PACKAGES:
-        lines += [f"## `{package}/`", "", "| module | tests that import it |", "| --- | --- |"]
+        lines += [
+            f"## `{package}/`",
+            "",
+            "| module | tests that import it or request its pages | tests that reach it one import away |",
+            "| --- | --- | --- |",
+        ]
         for module, tests in by_module.items():
             if module.split(".")[0] != package:
                 continue
-            cell = ", ".join(f"`{name}`" for name in tests) or "—"
-            lines.append(f"| `{module}` | {cell} |")
+            lines.append(f"| `{module}` | {_test_list(tests.direct)} | {_test_list(tests.reached)} |")
         lines.append("")
     lines += ["## Every test file", "", "| file | what it checks |", "| --- | --- |"]
     for path in sorted((ROOT / "tests").glob("test_*.py")):

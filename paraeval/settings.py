@@ -428,7 +428,7 @@ CELERY_TASK_PUBLISH_RETRY = False
 PARAEVAL_SWEEP_SECONDS = env_int("PARAEVAL_SWEEP_SECONDS", 60, minimum=1)
 CELERY_BEAT_SCHEDULE = {
     "scoring-sweep": {
-        "task": "scoring.tasks.sweep",
+        "task": "scoring.pipeline.tasks.sweep",
         "schedule": float(PARAEVAL_SWEEP_SECONDS),
         # A sweep nobody ran before the next one is due is worthless: do not let them pile up.
         "options": {"queue": "cpu", "expires": PARAEVAL_SWEEP_SECONDS},
@@ -502,7 +502,7 @@ PARAPLUIE_INDIRECT_MAX_NEW_TOKENS = env_int("PARAPLUIE_INDIRECT_MAX_NEW_TOKENS",
 # Several judge models side by side (scoring/metrics/judges.py): e.g.
 # "smollm2[model=embedded]; mistral[model=/models/Mistral-7B-Instruct-v0.2,device=cuda,dtype=bfloat16]"
 # or JSON. Each model's tasks go to the queue llm.<name>. Unset: the one model above. Parsed and
-# checked by the scoring app (scoring/metric_settings.py; `manage.py check` names a bad entry).
+# checked by the scoring app (scoring/pipeline/metric_settings.py; `manage.py check` names a bad entry).
 PARAPLUIE_MODELS = os.environ.get("PARAPLUIE_MODELS", "").strip()
 # A served judge's server is asked who it is and what it answers (a probe) by every process that
 # builds the metrics, the web process included: one probe request waits at most this many seconds,

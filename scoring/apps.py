@@ -13,10 +13,9 @@ class ScoringConfig(AppConfig):
         # The pair-level export (annotate) gets its metric columns from here: annotate never
         # imports scoring.
         from annotate.exports.scores import register_score_source
-        from scoring import metric_settings
-        from scoring.export_scores import ScoringScoreSource
         from scoring.metrics import environment
-        from scoring.pipeline import dispatch, worker
+        from scoring.pipeline import dispatch, metric_settings, worker
+        from scoring.reports.export_scores import ScoringScoreSource
 
         # The metric library reads no Django setting: it asks this provider (and the check names
         # a bad PARAPLUIE_MODELS before anything runs).

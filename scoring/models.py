@@ -5,7 +5,7 @@ from __future__ import annotations
 from django.db import models
 from django.utils import timezone
 
-# The queue name of imported configurations (scoring.score_import): no worker consumes it, nothing
+# The queue name of imported configurations (scoring.external.score_import): no worker consumes it, nothing
 # is ever sent to it.
 EXTERNAL_QUEUE = "external"
 

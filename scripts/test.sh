@@ -37,7 +37,7 @@ echo "[test] database: ${DATABASE_URL:-SQLite (no PostgreSQL answers at $DEFAULT
 "$VENV/bin/ruff" check .
 "$VENV/bin/ruff" format --check .
 "$VENV/bin/lint-imports" --no-cache >/dev/null || "$VENV/bin/lint-imports" --no-cache  # the layer contracts of pyproject.toml
-"$VENV/bin/mypy"  # the packages of [tool.mypy] files in pyproject.toml, with the Django and DRF plugins
+"$VENV/bin/mypy"  # [tool.mypy] files in pyproject.toml (Django, DRF plugins); scoring.analysis and scoring.metrics strict
 # Every model change has its migration (a help text too: Django stores it in the migration).
 SECRET_KEY=makemigrations-check DEBUG=1 PARAEVAL_DATA_DIR=$(mktemp -d) "$VENV/bin/python" manage.py makemigrations --check --dry-run >/dev/null \
   || { echo "[test] a model change has no migration: run manage.py makemigrations"; exit 1; }

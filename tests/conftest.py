@@ -96,6 +96,33 @@ def redis_url() -> str:
 
 
 @pytest.fixture
+def redis_db(redis_url: str) -> Iterator[object]:
+    """A client of the tests' own Redis database (``redis_url``), empty before and after the test."""
+    import redis
+
+    client = redis.Redis.from_url(redis_url)
+    client.flushdb()  # our own database number only (REDIS_URL_TESTS)
+    yield client
+    client.flushdb()
+
+
+@pytest.fixture
+def llama_server(tmp_path: Path) -> Iterator[object]:
+    """llama-cpp-python's OpenAI-compatible server on the embedded SmolLM2 GGUF (skips, saying
+    why, where it is not installed); stopped at the end, woken first if a test paused it."""
+    import signal
+
+    from tests.served_support import LlamaServer, embedded_model, require_llama_server
+
+    require_llama_server()
+    started = LlamaServer(embedded_model(), tmp_path, alias="SmolLM2-135M-Instruct-Q4_1").start()
+    yield started
+    if started.process is not None and started.process.poll() is None:
+        started.process.send_signal(signal.SIGCONT)
+    started.stop()
+
+
+@pytest.fixture
 def require_postgres(db: None) -> None:
     """Skip, with the reason, a test that needs PostgreSQL's concurrency when on SQLite."""
     if connection.vendor != "postgresql":

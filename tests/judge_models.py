@@ -49,7 +49,7 @@ def write_bundle(
     name: str | None = None,
     settings: dict[str, object] | None = None,
 ) -> Path:
-    """A tuned judge's folder as scoring.metrics.tuning writes one, with given (fake) adapter bytes.
+    """A tuned judge's folder as scoring.metrics.judge_training writes one, with given (fake) adapter bytes.
 
     Enough for everything that reads files only (identity, hashes, discovery, queues); no model
     library is imported. ``weights`` default: distinct bytes per adapter.
@@ -91,8 +91,8 @@ def save_random_adapters(
     from peft import LoraConfig, get_peft_model
 
     from scoring.metrics import tuned
+    from scoring.metrics.judge_training import _save_adapter
     from scoring.metrics.lm import load_fresh
-    from scoring.metrics.tuning import _save_adapter
 
     write_bundle(folder, base_spec=base_spec, base_name=base_name, template=template, folds=folds)
     manifest = tuned.read_manifest(folder)

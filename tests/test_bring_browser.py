@@ -94,9 +94,9 @@ def test_an_imported_metric_on_the_dashboard_in_every_table_figure_and_the_paire
     from django.core.cache import cache
     from selenium.webdriver.support.ui import Select
 
+    from scoring.external.score_import import ScoreFileMetric, import_scores
     from scoring.reports.dataset import Filters
     from scoring.reports.service import compute_meta, meta_options, shared_cache
-    from scoring.score_import import ScoreFileMetric, import_scores
     from tests.builders import make_scored_campaign
     from tests.test_dashboard_browser import full_page_screenshot, log_in_as_staff, wait
 

@@ -21,11 +21,11 @@ from django.core.cache import cache
 from django.core.management import call_command
 
 from annotate.models import Pair
+from scoring.external.score_import import ScoreFileMetric, import_scores
 from scoring.models import MetricConfig, Score
 from scoring.reports.dataset import Filters
 from scoring.reports.paraphrasus import set_objectives
 from scoring.reports.service import compute_meta, meta_options, shared_cache
-from scoring.score_import import ScoreFileMetric, import_scores
 from tests.api_support import *  # noqa: F403
 from tests.builders import ScoredCampaign, make_scored_campaign, make_staff
 from tests.export_support import export_text, read_csv, read_jsonl

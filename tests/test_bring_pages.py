@@ -104,8 +104,8 @@ def test_generate_page_queues_on_the_models_queue(
         in _text(response)
     )
     assert [(m.name, m.queue, m.args[1], len(m.args[4])) for m in sent] == [
-        ("scoring.tasks.generate_candidates", "llm.smollm2", "naive", 2),
-        ("scoring.tasks.generate_candidates", "llm.smollm2", "vulgar", 2),
+        ("scoring.generation.tasks.generate_candidates", "llm.smollm2", "naive", 2),
+        ("scoring.generation.tasks.generate_candidates", "llm.smollm2", "vulgar", 2),
     ]
     empty = make_campaign(slug="empty")
     refused = staff_client.post("/staff/generate/", {**form, "campaign": empty.slug})

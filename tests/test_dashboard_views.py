@@ -146,7 +146,7 @@ def test_intervals_fill_in_when_the_cpu_queue_has_them(staff_client, built, queu
     staff_client.get(DATA, {"campaign": "dash"}, headers={"If-None-Match": first["ETag"]})
     staff_client.get(DATA, {"campaign": "dash"})
     queued = messages_in(queue_dir)
-    intervals = "scoring.analysis_tasks.compute_report_intervals"
+    intervals = "scoring.reports.tasks.compute_report_intervals"
     assert [(queue, task) for queue, task, _ in queued] == [("interactive", intervals)]
     # What the worker runs with that message's arguments.
     kwargs = json.loads(base64.b64decode(json.loads(next(queue_dir.iterdir()).read_text())["body"]))[1]

@@ -80,7 +80,7 @@ def test_a_lost_meta_evaluation_is_queued_again_on_a_later_poll(staff_api, queue
     assert again.json()["wait"] == {"phase": "queued", "attempt": 2}
     staff_api.get(url)
     queued = messages_in(queue_dir)
-    meta = "scoring.analysis_tasks.compute_meta_evaluation"
+    meta = "scoring.reports.tasks.compute_meta_evaluation"
     assert [(queue, task) for queue, task, _ in queued] == [("interactive", meta)]
     # The worker takes the second message: the page gets its result.
     (kwargs,) = lose(queue_dir)

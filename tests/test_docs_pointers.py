@@ -82,7 +82,7 @@ def test_every_navigation_title_is_its_page_heading() -> None:
 NOT_IN_THE_REPOSITORY = {
     ".env": "the operator's environment file, made from .env.example",
     "annotate.manage_campaign": "a permission's name (annotate/rules.py), not a module",
-    "scoring.analysis_tasks.compute_report_intervals": "a Celery task's name (scoring/reports/tasks.py), not a module",
+    "scoring.reports.tasks.compute_report_intervals": "a Celery task's name (scoring/reports/tasks.py), not a module",
     "my_metric.py": "the reader's own metric in the tutorial",
     "my_metric_2.py": "the reader's own metric in the tutorial",
     "config.json": "a model folder's configuration (Hugging Face), outside the repository",

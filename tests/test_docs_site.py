@@ -64,6 +64,20 @@ def test_generated_reference_pages_are_up_to_date() -> None:
         assert path.read_text() == text, f"{path.relative_to(ROOT)} is stale: run scripts/docs_reference.py"
 
 
+def test_the_tests_map_sends_a_reader_to_the_tests_that_reach_a_module() -> None:
+    """Modules no test imports by name (the API's queries and filters, reached through its views)
+    still name the tests that exercise them; a test's own imports are not listed twice."""
+    from paraeval.docs_reference import tests_by_module
+
+    mapped = tests_by_module()
+    for module in ("api.queries", "api.filters"):
+        assert mapped[module].direct == []
+        assert "test_api_pairs.py" in mapped[module].reached  # requests /api/pairs/, whose view imports it
+    paired = mapped["scoring.analysis.paired"]
+    assert "test_analysis_paired.py" in paired.direct and "test_analysis_paired.py" not in paired.reached
+    assert "test_analysis_meta.py" in paired.reached  # through scoring.analysis.meta
+
+
 def test_every_management_command_is_in_the_reference() -> None:
     commands = {
         path.stem

@@ -5,7 +5,6 @@ real worker killed mid-batch."""
 from __future__ import annotations
 
 import io
-from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
@@ -214,14 +213,6 @@ def test_the_command_queues_each_generator_on_its_models_queue(
     assert not Pair.objects.filter(campaign=campaign).exists()
 
 
-@pytest.fixture
-def redis_db(redis_url: str) -> Iterator[redis.Redis]:
-    client = redis.Redis.from_url(redis_url)
-    client.flushdb()
-    yield client
-    client.flushdb()
-
-
 @pytest.mark.worker
 @pytest.mark.model
 @pytest.mark.django_db(transaction=True)
@@ -313,10 +304,10 @@ def test_end_to_end_generate_judge_score_and_the_system_view_compares_the_genera
     view of the meta-evaluation API: one row per generator, the metrics compared on them."""
     from django.test import Client
 
+    from scoring.external.score_import import ScoreFileMetric, import_scores
     from scoring.models import MetricConfig
     from scoring.reports.dataset import Filters
     from scoring.reports.service import compute_meta, meta_options
-    from scoring.score_import import ScoreFileMetric, import_scores
     from tests.api_support import token_client
     from tests.test_campaign_http import current_pair_id, post_answer, start
 

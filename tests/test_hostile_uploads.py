@@ -13,8 +13,8 @@ from django.test import Client
 from rest_framework.test import APIClient
 
 from annotate.models import PairUpload
+from scoring.external.score_import import MAX_PROBLEMS
 from scoring.models import MetricConfig, Score
-from scoring.score_import import MAX_PROBLEMS
 from tests.api_support import token_client
 from tests.builders import make_campaign, make_pair, make_staff
 

@@ -21,11 +21,11 @@ from sklearn.metrics import roc_auc_score
 
 from annotate.labels import Label
 from scoring.metrics import tuned
+from scoring.metrics.judge_training import assign_folds, roc_auc, stratified_split
+from scoring.metrics.judge_training_options import LabelledPair, TuningError, TuningOptions
 from scoring.metrics.judges import configured_models, parse_models
 from scoring.metrics.lm import describe_model
 from scoring.metrics.registry import InvalidSpec, build_specs
-from scoring.metrics.tuning import assign_folds, roc_auc, stratified_split
-from scoring.metrics.tuning_options import LabelledPair, TuningError, TuningOptions
 from scoring.models import MetricConfig, TunedJudge
 from scoring.pipeline import configs
 from scoring.tuning import service as judge_tuning
@@ -400,22 +400,22 @@ def _demo_pairs(count: int) -> list[LabelledPair]:
 def test_tuning_writes_a_bundle_whose_folds_never_score_their_own_pairs(
     tiny_base: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    from scoring.metrics import tuning
+    from scoring.metrics import judge_training
+    from scoring.metrics.judge_training import tune
     from scoring.metrics.lm import load_fresh
     from scoring.metrics.parapluie import ParaPluie
     from scoring.metrics.templates import get_template
-    from scoring.metrics.tuning import tune
 
     # Which prompts each adapter is really given to learn from (train and validation), the
     # training itself unchanged: the folds on disk alone cannot show a fold that learnt its own pairs.
     learnt: dict[str, set[tuple[int, ...]]] = {}
-    train_adapter = tuning.train_adapter
+    train_adapter = judge_training.train_adapter
 
     def recording(lm, peft_model, adapter, train, validation, *args, **kwargs):
         learnt[adapter] = {tuple(example.ids) for example in [*train, *validation]}
         return train_adapter(lm, peft_model, adapter, train, validation, *args, **kwargs)
 
-    monkeypatch.setattr(tuning, "train_adapter", recording)
+    monkeypatch.setattr(judge_training, "train_adapter", recording)
     pairs = _demo_pairs(16)
     options = TuningOptions(folds=2, batch_size=4, eval_every=2, learning_rate=5e-3, seed=3, rank=4)
     events = []
@@ -450,7 +450,7 @@ def test_tuning_writes_a_bundle_whose_folds_never_score_their_own_pairs(
     for adapter in result.adapters[1:]:
         fold = int(adapter.adapter.removeprefix("fold-"))
         assert adapter.train_pairs + adapter.validation_pairs == sum(1 for f in folds.values() if f != fold)
-    prompt = {pair.key: tuple(tuning.prompt_ids(lm, template, pair)) for pair in pairs}
+    prompt = {pair.key: tuple(judge_training.prompt_ids(lm, template, pair)) for pair in pairs}
     assert len(set(prompt.values())) == 16
     assert learnt["full"] == set(prompt.values())
     for fold in (0, 1):
@@ -473,9 +473,9 @@ def test_tuning_writes_a_bundle_whose_folds_never_score_their_own_pairs(
 
 @pytest.mark.model
 def test_the_same_data_and_seed_give_the_same_judge_and_another_seed_another(tiny_base: Path, tmp_path: Path) -> None:
+    from scoring.metrics.judge_training import tune
     from scoring.metrics.lm import load_fresh
     from scoring.metrics.templates import get_template
-    from scoring.metrics.tuning import tune
 
     pairs = _demo_pairs(12)
     random.Random(0).shuffle(pairs)
@@ -500,9 +500,9 @@ def test_a_tuning_started_from_a_judge_begins_with_its_adapter_and_refuses_one_t
     import torch
     from safetensors.torch import load_file
 
+    from scoring.metrics.judge_training import tune
     from scoring.metrics.lm import load_fresh
     from scoring.metrics.templates import get_template
-    from scoring.metrics.tuning import tune
 
     pairs = _demo_pairs(24)
     first, second = pairs[:12], pairs[12:]

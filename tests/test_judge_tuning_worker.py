@@ -23,48 +23,25 @@ from django.urls import reverse
 
 from annotate.importers.demo import DEMO_FILE
 from scoring.metrics import tuned
-from scoring.metrics.judges import parse_models
 from scoring.metrics.parapluie import ParaPluie
 from scoring.models import MetricConfig, Score, TunedJudge
 from tests.builders import make_campaign, make_pair, make_staff
 from tests.judge_models import save_tiny_mistral
 from tests.workers_support import (
     WorkerProcess,
-    redis_transport_options,
-    shared_database_url,
-    use_broker,
+    judge_workers_env,
     wait_for,
-    worker_env,
 )
 
 pytestmark = [pytest.mark.worker, pytest.mark.model, pytest.mark.slow, pytest.mark.django_db(transaction=True)]
 
 
 @pytest.fixture
-def redis_db(redis_url: str) -> Iterator[redis.Redis]:
-    client = redis.Redis.from_url(redis_url)
-    client.flushdb()
-    yield client
-    client.flushdb()
-
-
-@pytest.fixture
 def tuning_env(settings, redis_url: str, redis_db: redis.Redis, tmp_path: Path) -> Iterator[dict[str, str]]:
     tiny = save_tiny_mistral(tmp_path / "tiny-mistral")
-    models = f"tiny[model={tiny},batch_size=4]"
-    settings.PARAPLUIE_MODELS = parse_models(models)
-    settings.PARAEVAL_METRICS = ["parapluie_direct"]
     settings.PARAPLUIE_TUNED_DIR = tmp_path / "judges"
-    env = worker_env(
-        DATABASE_URL=shared_database_url(),
-        REDIS_URL=redis_url,
-        PARAEVAL_METRICS="parapluie_direct",
-        PARAPLUIE_MODELS=models,
-        PARAPLUIE_TUNED_DIR=str(tmp_path / "judges"),
-        PARAEVAL_WORKER_WARM_UP="0",
-        DB_CONN_MAX_AGE="0",
-    )
-    with use_broker(redis_url, redis_transport_options(60)):
+    extra = {"PARAPLUIE_TUNED_DIR": str(tmp_path / "judges"), "PARAEVAL_WORKER_WARM_UP": "0"}
+    with judge_workers_env(settings, redis_url, f"tiny[model={tiny},batch_size=4]", **extra) as env:
         yield env
 
 

@@ -14,7 +14,6 @@ from typing import ClassVar
 from unittest import mock
 
 import pytest
-import redis
 from django.db import OperationalError
 
 from annotate.importers import import_records
@@ -40,14 +39,6 @@ PAIRS = 4
 @pytest.fixture(scope="module")
 def example_site(tmp_path_factory: pytest.TempPathFactory) -> Path:
     return install_example(tmp_path_factory.mktemp("plugin"))
-
-
-@pytest.fixture
-def redis_db(redis_url: str) -> Iterator[redis.Redis]:
-    client = redis.Redis.from_url(redis_url)
-    client.flushdb()
-    yield client
-    client.flushdb()
 
 
 @pytest.fixture

@@ -12,7 +12,6 @@ from contextlib import contextmanager
 from pathlib import Path
 
 import pytest
-import redis
 from django.core.management import call_command
 
 from annotate.importers import import_records
@@ -153,14 +152,6 @@ def test_score_pairs_command_and_failures_with_their_reason(plugins):
         ("failed", None, "the metric returned inf"),
         ("done", 2.0, ""),
     ]
-
-
-@pytest.fixture
-def redis_db(redis_url: str) -> Iterator[redis.Redis]:
-    client = redis.Redis.from_url(redis_url)
-    client.flushdb()
-    yield client
-    client.flushdb()
 
 
 @pytest.mark.worker

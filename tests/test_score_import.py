@@ -12,11 +12,11 @@ from django.core.management import CommandError, call_command
 
 from scoring.analysis.meta import MetaOptions
 from scoring.analysis.report import ScoreCounts
+from scoring.external.score_import import EXTERNAL_QUEUE, ScoreFileMetric, ScoreImportError, import_scores
 from scoring.models import MetricConfig, QueuedScore, Score
 from scoring.pipeline import dispatch, runner
 from scoring.reports.dataset import Filters
 from scoring.reports.service import campaign_report, compute_meta, shared_cache
-from scoring.score_import import EXTERNAL_QUEUE, ScoreFileMetric, ScoreImportError, import_scores
 from tests.api_support import *  # noqa: F403
 from tests.builders import make_campaign, make_pair, make_scored_campaign, make_staff
 

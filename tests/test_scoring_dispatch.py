@@ -63,8 +63,8 @@ def test_an_answer_queues_one_message_per_queue_then_nothing(enabled, queue_dir:
 
     assert (first.tasks, first.sent, first.not_sent, first.scores) == (2, 2, 0, 3)
     assert sorted((queue, name, args) for queue, name, args in messages_in(queue_dir)) == [
-        ("cpu", "scoring.tasks.score_pairs", [list(_ids("lev", "wer")), [pair.pk]]),
-        ("llm", "scoring.tasks.score_pairs", [list(_ids("test_slow")), [pair.pk]]),
+        ("cpu", "scoring.pipeline.tasks.score_pairs", [list(_ids("lev", "wer")), [pair.pk]]),
+        ("llm", "scoring.pipeline.tasks.score_pairs", [list(_ids("test_slow")), [pair.pk]]),
     ]
     assert sorted(QueuedScore.objects.values_list("config_id", "pair_id")) == [
         (config_id, pair.pk) for config_id in _ids("lev", "wer", "test_slow")

@@ -156,7 +156,7 @@ def test_admin_lists_failed_scores_with_their_error_and_retries_them(
     assert not Score.objects.filter(pk=failed.pk).exists()
     assert Score.objects.filter(pk=done.pk).exists()
     # The reset pair was queued again once the deletion committed.
-    assert messages_in(queue_dir) == [("cpu", "scoring.tasks.score_pairs", [[picky.pk], [pairs[0].pk]])]
+    assert messages_in(queue_dir) == [("cpu", "scoring.pipeline.tasks.score_pairs", [[picky.pk], [pairs[0].pk]])]
 
 
 def test_admin_pages_of_configurations_and_workers(enabled) -> None:

@@ -7,7 +7,6 @@ for its top 1 only, so that every pair's other answer is missing and its score f
 
 from __future__ import annotations
 
-from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
@@ -19,27 +18,19 @@ from scoring.metrics.judges import parse_models
 from scoring.metrics.served import forget_connections
 from scoring.pipeline import configs, runner
 from tests.builders import make_campaign, make_pair
-from tests.served_support import LlamaServer, embedded_model, require_llama_server
+from tests.served_support import LlamaServer
 from tests.test_served_judge import demo_pairs
 from tests.test_staff_browser import log_in, shoot
 
 pytestmark = [pytest.mark.served, pytest.mark.browser, pytest.mark.django_db(transaction=True)]
 
 
-@pytest.fixture
-def server(tmp_path: Path) -> Iterator[LlamaServer]:
-    require_llama_server()
-    started = LlamaServer(embedded_model(), tmp_path, alias="SmolLM2-135M-Instruct-Q4_1").start()
-    yield started
-    started.stop()
-
-
 def test_staff_see_the_probe_and_the_failed_answers_of_a_served_judge(
-    browser, live_server, artifacts_dir: Path, settings, server: LlamaServer
+    browser, live_server, artifacts_dir: Path, settings, llama_server: LlamaServer
 ) -> None:
     forget_connections()
     settings.PARAPLUIE_MODELS = parse_models(
-        f"laptop[server={server.url},chat_template=embedded,top_logprobs=1,mode=top-k]"
+        f"laptop[server={llama_server.url},chat_template=embedded,top_logprobs=1,mode=top-k]"
     )
     settings.PARAEVAL_METRICS = ["parapluie_direct"]
     campaign = make_campaign(slug="served", name="Served judge")
@@ -53,7 +44,7 @@ def test_staff_see_the_probe_and_the_failed_answers_of_a_served_judge(
     section = browser.find_element(By.ID, "served-judges")
     row = section.find_element(By.CSS_SELECTOR, 'tr[data-judge="laptop"]')
     cells = [cell.text for cell in row.find_elements(By.CSS_SELECTOR, "th, td")]
-    assert cells[:4] == ["laptop", server.url, "SmolLM2-135M-Instruct-Q4_1", "top-1"]
+    assert cells[:4] == ["laptop", llama_server.url, "SmolLM2-135M-Instruct-Q4_1", "top-1"]
     assert cells[4].splitlines() == [
         "/v1/completions: top 1 log-probabilities",
         "/v1/chat/completions: top 1 log-probabilities",
@@ -69,7 +60,7 @@ def test_staff_see_the_probe_and_the_failed_answers_of_a_served_judge(
     WebDriverWait(browser, 30).until(lambda driver: driver.execute_script(read))
     items = browser.execute_script(read)
     label = metric.label
-    assert label == f"parapluie_direct[SmolLM2-135M-Instruct-Q4_1, served at 127.0.0.1:{server.port}, top-1]"
+    assert label == f"parapluie_direct[SmolLM2-135M-Instruct-Q4_1, served at 127.0.0.1:{llama_server.port}, top-1]"
     assert sum(int(item.split(" ", 1)[0]) for item in items) == 4
     for item in items:
         assert item.split(" failed on ", 1)[1].startswith(f"{label}: '")

@@ -12,25 +12,20 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
-import redis
 from django.test import Client
 from django.urls import reverse
 
 from paraeval import broker
-from scoring.metrics.judges import parse_models
 from scoring.metrics.served import forget_connections
 from scoring.models import MetricConfig, Score
 from scoring.pipeline import dispatch
 from tests.builders import make_campaign, make_pair, make_staff
-from tests.served_support import LlamaServer, embedded_model, require_llama_server
+from tests.served_support import LlamaServer
 from tests.test_served_judge import demo_pairs
 from tests.workers_support import (
     WorkerProcess,
-    redis_transport_options,
-    shared_database_url,
-    use_broker,
+    judge_workers_env,
     wait_for,
-    worker_env,
 )
 
 pytestmark = [
@@ -43,36 +38,15 @@ pytestmark = [
 
 
 @pytest.fixture
-def server(tmp_path: Path) -> Iterator[LlamaServer]:
-    require_llama_server()
-    started = LlamaServer(embedded_model(), tmp_path, alias="SmolLM2-135M-Instruct-Q4_1").start()
-    yield started
-    started.stop()
-
-
-@pytest.fixture
-def side_by_side(settings, redis_url: str, server: LlamaServer) -> Iterator[dict[str, str]]:
-    client = redis.Redis.from_url(redis_url)
-    client.flushdb()
-    models = f"smollm2[model=embedded,batch_size=4]; served[server={server.url},chat_template=embedded,concurrency=4]"
+def side_by_side(settings, redis_url: str, redis_db, llama_server: LlamaServer) -> Iterator[dict[str, str]]:
+    served = f"served[server={llama_server.url},chat_template=embedded,concurrency=4]"
     forget_connections()
-    settings.PARAPLUIE_MODELS = parse_models(models)
-    settings.PARAEVAL_METRICS = ["parapluie_direct"]
-    env = worker_env(
-        DATABASE_URL=shared_database_url(),
-        REDIS_URL=redis_url,
-        PARAEVAL_METRICS="parapluie_direct",
-        PARAPLUIE_MODELS=models,
-        PARAEVAL_HEARTBEAT_SECONDS="1",
-        DB_CONN_MAX_AGE="0",
-    )
-    with use_broker(redis_url, redis_transport_options(60)):
+    with judge_workers_env(settings, redis_url, f"smollm2[model=embedded,batch_size=4]; {served}") as env:
         yield env
-    client.flushdb()
 
 
 def test_a_served_judge_and_the_embedded_judge_score_one_campaign_each_through_its_own_queue(
-    side_by_side: dict[str, str], server: LlamaServer, tmp_path: Path
+    side_by_side: dict[str, str], llama_server: LlamaServer, tmp_path: Path
 ) -> None:
     campaign = make_campaign()
     pairs = [make_pair(campaign, source=source, hypothesis=hypothesis) for source, hypothesis in demo_pairs()[0][:6]]
@@ -81,7 +55,9 @@ def test_a_served_judge_and_the_embedded_judge_score_one_campaign_each_through_i
     assert broker.queue_lengths(["llm.smollm2", "llm.served"]).lengths == {"llm.smollm2": 1, "llm.served": 1}
     local_row, served_row = MetricConfig.objects.order_by("id")
     assert (local_row.label, local_row.queue) == ("parapluie_direct[SmolLM2-135M-Instruct]", "llm.smollm2")
-    served_label = f"parapluie_direct[SmolLM2-135M-Instruct-Q4_1, served at 127.0.0.1:{server.port}, top-20 + exact]"
+    served_label = (
+        f"parapluie_direct[SmolLM2-135M-Instruct-Q4_1, served at 127.0.0.1:{llama_server.port}, top-20 + exact]"
+    )
     assert (served_row.label, served_row.queue) == (served_label, "llm.served")
     # Its identity is what the server reports, and the chat template's hash; never the local model's.
     assert served_row.config["model"]["served"] == "SmolLM2-135M-Instruct-Q4_1"
@@ -105,7 +81,7 @@ def test_a_served_judge_and_the_embedded_judge_score_one_campaign_each_through_i
         assert data["served"] == [
             {
                 "judge": "served",
-                "server": server.url,
+                "server": llama_server.url,
                 "model": "SmolLM2-135M-Instruct-Q4_1",
                 "mode": "top-20 + exact",
                 "probe": [
@@ -116,7 +92,7 @@ def test_a_served_judge_and_the_embedded_judge_score_one_campaign_each_through_i
             }
         ]
         rows = {row["queue"]: row for row in data["queue_status"]}
-        assert rows["llm.served"]["serves"] == f"served (served at {server.url})"
+        assert rows["llm.served"]["serves"] == f"served (served at {llama_server.url})"
         page = client.get(reverse("staff:status")).content.decode()
         assert "<h2>Served judge models</h2>" in page and "<li>/v1/completions: top 20 log-probabilities</li>" in page
     finally:
@@ -125,7 +101,7 @@ def test_a_served_judge_and_the_embedded_judge_score_one_campaign_each_through_i
     local_log, served_log = (worker.log() for worker in workers)
     assert "ParaPLUIE judge model loaded: SmolLM2-135M-Instruct (embedded)" in local_log
     assert "ParaPLUIE judge model loaded" not in served_log  # it only asked the server
-    assert f"served judge SmolLM2-135M-Instruct-Q4_1 at {server.url}: top-20 + exact" in served_log
+    assert f"served judge SmolLM2-135M-Instruct-Q4_1 at {llama_server.url}: top-20 + exact" in served_log
     local = dict(Score.objects.filter(metric_config=local_row).values_list("pair_id", "value"))
     served = dict(Score.objects.filter(metric_config=served_row).values_list("pair_id", "value"))
     assert set(local) == set(served) == {pair.pk for pair in pairs}

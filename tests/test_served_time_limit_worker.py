@@ -14,22 +14,17 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
-import redis
 
-from scoring.metrics.judges import parse_models
 from scoring.metrics.served import forget_connections
 from scoring.models import Score
 from scoring.pipeline import dispatch, limits
 from tests.builders import make_campaign, make_pair
-from tests.served_support import LlamaServer, embedded_model, require_llama_server
+from tests.served_support import LlamaServer
 from tests.test_served_judge import demo_pairs
 from tests.workers_support import (
     WorkerProcess,
-    redis_transport_options,
-    shared_database_url,
-    use_broker,
+    judge_workers_env,
     wait_for,
-    worker_env,
 )
 
 pytestmark = [
@@ -45,41 +40,18 @@ COMPLETION = '"POST /v1/completions HTTP/1.1" 200'
 
 
 @pytest.fixture
-def server(tmp_path: Path) -> Iterator[LlamaServer]:
-    require_llama_server()
-    started = LlamaServer(embedded_model(), tmp_path, alias="SmolLM2-135M-Instruct-Q4_1").start()
-    yield started
-    if started.process is not None and started.process.poll() is None:
-        started.process.send_signal(signal.SIGCONT)
-    started.stop()
-
-
-@pytest.fixture
-def served_env(settings, redis_url: str, server: LlamaServer) -> Iterator[dict[str, str]]:
-    client = redis.Redis.from_url(redis_url)
-    client.flushdb()
+def served_env(settings, redis_url: str, redis_db, llama_server: LlamaServer) -> Iterator[dict[str, str]]:
     # One request a second, two in flight: the batch of 8 pairs takes several seconds.
-    models = f"served[server={server.url},chat_template=embedded,concurrency=2,rate=1,mode=top-k]"
+    models = f"served[server={llama_server.url},chat_template=embedded,concurrency=2,rate=1,mode=top-k]"
     forget_connections()
-    settings.PARAPLUIE_MODELS = parse_models(models)
-    settings.PARAEVAL_METRICS = ["parapluie_direct"]
     settings.PARAEVAL_METRIC_TIME_LIMITS = {"parapluie_direct": LIMIT}
-    env = worker_env(
-        DATABASE_URL=shared_database_url(),
-        REDIS_URL=redis_url,
-        PARAEVAL_METRICS="parapluie_direct",
-        PARAPLUIE_MODELS=models,
-        PARAEVAL_METRIC_TIME_LIMITS=f"parapluie_direct={LIMIT}",
-        PARAEVAL_HEARTBEAT_SECONDS="1",
-        DB_CONN_MAX_AGE="0",
-    )
-    with use_broker(redis_url, redis_transport_options(60)):
+    limits = f"parapluie_direct={LIMIT}"
+    with judge_workers_env(settings, redis_url, models, PARAEVAL_METRIC_TIME_LIMITS=limits) as env:
         yield env
-    client.flushdb()
 
 
 def test_a_server_that_hangs_mid_batch_ends_as_failed_scores_within_the_time_limit(
-    served_env: dict[str, str], server: LlamaServer, tmp_path: Path
+    served_env: dict[str, str], llama_server: LlamaServer, tmp_path: Path
 ) -> None:
     campaign = make_campaign()
     pairs = [make_pair(campaign, source=s, hypothesis=h) for s, h in demo_pairs()[0][:8]]
@@ -88,10 +60,10 @@ def test_a_server_that_hangs_mid_batch_ends_as_failed_scores_within_the_time_lim
     try:
         # The worker probed the server, then its batch's requests began: hang the server now.
         wait_for(lambda: "served judge SmolLM2-135M-Instruct-Q4_1" in worker.log(), timeout=120, what=worker.log())
-        probed = server.log().count(COMPLETION)
-        wait_for(lambda: server.log().count(COMPLETION) > probed, timeout=60, what="a first answer of the batch")
-        assert server.process is not None
-        server.process.send_signal(signal.SIGSTOP)
+        probed = llama_server.log().count(COMPLETION)
+        wait_for(lambda: llama_server.log().count(COMPLETION) > probed, timeout=60, what="a first answer of the batch")
+        assert llama_server.process is not None
+        llama_server.process.send_signal(signal.SIGSTOP)
         wait_for(
             lambda: Score.objects.filter(pair__in=pairs).count() == 8,
             timeout=LIMIT + 120,
@@ -103,7 +75,7 @@ def test_a_server_that_hangs_mid_batch_ends_as_failed_scores_within_the_time_lim
         assert worker.process is not None and worker.process.poll() is None  # not stuck, not dead
 
         # The server is back: the same worker scores the next pairs.
-        server.process.send_signal(signal.SIGCONT)
+        llama_server.process.send_signal(signal.SIGCONT)
         more = [make_pair(campaign, source=s, hypothesis=h) for s, h in demo_pairs()[0][8:10]]
         dispatch.queue_missing([pair.pk for pair in more])
         wait_for(

@@ -61,8 +61,8 @@ def test_a_bad_judge_model_entry_is_named_by_the_system_check(settings) -> None:
     from django.core.management import call_command
     from django.core.management.base import SystemCheckError
 
-    from scoring.metric_settings import check_metric_settings
     from scoring.metrics import environment
+    from scoring.pipeline.metric_settings import check_metric_settings
 
     settings.PARAPLUIE_MODELS = "smollm2[model=embedded]; smollm2[model=embedded,device=cuda]"
     [error] = check_metric_settings()

@@ -78,7 +78,7 @@ def test_the_pair_list_searches_text_origin_and_system(staff_client: Client) -> 
 
 
 def test_a_metrics_worst_disagreements_are_listed_with_links(staff_client: Client) -> None:
-    from scoring.pair_pages import worst_disagreements
+    from scoring.reports.pair_pages import worst_disagreements
 
     campaign = make_campaign(slug="worst")
     closer = make_metric_config("bleu", label="bleu")  # higher is closer

@@ -13,7 +13,7 @@ from django.test import Client
 from django.utils import timezone
 
 from annotate import uploads
-from annotate.models import Pair, PairUpload
+from annotate.models import Pair, PairUpload, UploadState
 from paraeval import broker
 from scoring.models import WorkerHeartbeat
 from staff.views import uploads as upload_views
@@ -220,6 +220,36 @@ def test_the_import_stores_every_pair_once_and_sums_it_up(
         assert f"<li>{line}</li>" in page
     assert not uploads.file_path(job).exists()
     assert staff_client.post(f"/staff/campaigns/own/upload/{job.pk}/import/").status_code == 400
+    # The row keeps the summary as JSON, in the shape the API has always shown; typed when read.
+    job.refresh_from_db()
+    assert job.state == UploadState.IMPORTED == "imported"
+    assert job.report == {
+        "mode": "import",
+        "pairs": 3,
+        "format": "csv",
+        "training": 0,
+        "checks": 0,
+        "systems": {},
+        "gold_labels": {"paraphrase": 3, "not paraphrase": 0, "none": 0},
+        "gold_scores": 0,
+        "warnings": [],
+        "ignored_columns": ["note"],
+        "notes": [],
+    }
+    assert uploads.UploadReport.from_json(job.report).pairs == 3
+
+
+def test_a_summary_stored_by_an_older_version_still_reads() -> None:
+    """A row written before a key existed reads with that key's default, not a KeyError."""
+    older = {"mode": "check", "pairs": 1, "format": "jsonl", "gold_labels": {"paraphrase": 1}}
+    assert uploads.UploadReport.from_json(older).lines() == [
+        "Would import 1 pair (jsonl).",
+        "Training pairs: 0",
+        "Check pairs: 0",
+        "Systems: none named",
+        "Gold labels: paraphrase 1, not paraphrase 0, none 0",
+        "Ignored columns: none",
+    ]
 
 
 def test_an_import_that_clashes_with_the_campaign_stores_nothing(
@@ -372,7 +402,7 @@ def test_a_queued_task_says_what_it_waits_behind(
         queues="interactive",
         pid=41,
         last_seen=now,
-        doing="scoring.analysis_tasks.compute_report_intervals",
+        doing="scoring.reports.tasks.compute_report_intervals",
         doing_since=busy_since,
     )
     WorkerHeartbeat.objects.create(hostname="scoring-42@box", queues="cpu,llm", pid=42, last_seen=now)
@@ -384,7 +414,7 @@ def test_a_queued_task_says_what_it_waits_behind(
     assert [path.name.split(".")[1] for path in queue_dir.iterdir()] == ["interactive"]
     expected = (
         "Queued: 1 task waiting on the interactive queue (this one included); interactive-41@box is running "
-        "scoring.analysis_tasks.compute_report_intervals since 09:30:05 UTC."
+        "scoring.reports.tasks.compute_report_intervals since 09:30:05 UTC."
     )
     page = staff_client.get(f"/staff/campaigns/own/upload/{job.pk}/").content.decode()
     assert f'<p class="muted small" id="upload-waiting" role="status">{expected}</p>' in page

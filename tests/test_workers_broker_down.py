@@ -133,5 +133,5 @@ def test_answers_save_while_the_broker_is_down_and_the_sweep_catches_up(
     finally:
         worker.stop()
     assert not Score.objects.filter(pair__is_training=True).exists()
-    assert "scoring.tasks.sweep" in worker.log()
+    assert "scoring.pipeline.tasks.sweep" in worker.log()
     assert not QueuedScore.objects.exists()  # nothing left outstanding

@@ -98,7 +98,7 @@ def test_the_embedded_worker_scores_through_the_filesystem_broker_with_its_sweep
         "SELECT COUNT(*) FROM scoring_score s JOIN annotate_pair p ON p.id = s.pair_id WHERE p.source LIKE 'Silent%'",
     )
     assert silent_scored == [(4 * 3,)]  # found by the sweep
-    assert "scoring.tasks.sweep" in worker.log()
+    assert "scoring.pipeline.tasks.sweep" in worker.log()
     assert query(database, "SELECT COUNT(*) FROM scoring_queuedscore") == [(0,)]  # nothing outstanding
     # A clean shutdown takes the worker off the status page.
     assert query(database, "SELECT COUNT(*) FROM scoring_workerheartbeat") == [(0,)]

@@ -17,18 +17,14 @@ from django.test import Client
 from django.urls import reverse
 
 from paraeval import broker
-from scoring.metrics.judges import parse_models
 from scoring.models import MetricConfig, Score
 from scoring.pipeline import dispatch
 from tests.builders import make_campaign, make_pair, make_staff
 from tests.judge_models import save_tiny_mistral
 from tests.workers_support import (
     WorkerProcess,
-    redis_transport_options,
-    shared_database_url,
-    use_broker,
+    judge_workers_env,
     wait_for,
-    worker_env,
 )
 
 pytestmark = [pytest.mark.worker, pytest.mark.model, pytest.mark.slow, pytest.mark.django_db(transaction=True)]
@@ -37,28 +33,10 @@ METRICS = "parapluie_direct"
 
 
 @pytest.fixture
-def redis_db(redis_url: str) -> Iterator[redis.Redis]:
-    client = redis.Redis.from_url(redis_url)
-    client.flushdb()
-    yield client
-    client.flushdb()
-
-
-@pytest.fixture
 def judges_env(settings, redis_url: str, redis_db: redis.Redis, tmp_path: Path) -> Iterator[dict[str, str]]:
     tiny = save_tiny_mistral(tmp_path / "tiny-mistral")
     models = f"smollm2[model=embedded,batch_size=4]; tiny[model={tiny},batch_size=4]"
-    settings.PARAPLUIE_MODELS = parse_models(models)
-    settings.PARAEVAL_METRICS = [METRICS]
-    env = worker_env(
-        DATABASE_URL=shared_database_url(),
-        REDIS_URL=redis_url,
-        PARAEVAL_METRICS=METRICS,
-        PARAPLUIE_MODELS=models,
-        PARAEVAL_HEARTBEAT_SECONDS="1",
-        DB_CONN_MAX_AGE="0",
-    )
-    with use_broker(redis_url, redis_transport_options(60)):
+    with judge_workers_env(settings, redis_url, models, METRICS) as env:
         yield env
 
 

@@ -8,7 +8,6 @@ from __future__ import annotations
 
 import json
 import time
-from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
@@ -39,14 +38,6 @@ PLUGINS = "tests.worker_metrics"
 BATCH_SIZE = 10
 SLOW_SECONDS = "0.2"  # per pair: a batch of 10 keeps the llm worker busy for 2 s
 VISIBILITY_TIMEOUT = 8  # seconds before a killed worker's message goes back to the queue
-
-
-@pytest.fixture
-def redis_db(redis_url: str) -> Iterator[redis.Redis]:
-    client = redis.Redis.from_url(redis_url)
-    client.flushdb()  # our own database number only (REDIS_URL_TESTS)
-    yield client
-    client.flushdb()
 
 
 @pytest.fixture

@@ -181,6 +181,30 @@ def worker_env(**overrides: str) -> dict[str, str]:
 _PAIR_INPUT = re.compile(r'name="pair" value="(\d+)"')
 
 
+@contextmanager
+def judge_workers_env(
+    settings: object, redis_url: str, models: str, metric: str = "parapluie_direct", **extra: str
+) -> Iterator[dict[str, str]]:
+    """The test process and its worker processes configured alike for ParaPLUIE judges
+    (``PARAPLUIE_MODELS`` entries ``models``, one ``metric``), on the tests' Redis broker; the
+    workers' environment is yielded (``extra``: more variables for them)."""
+    from scoring.metrics.judges import parse_models
+
+    settings.PARAPLUIE_MODELS = parse_models(models)  # type: ignore[attr-defined]
+    settings.PARAEVAL_METRICS = [metric]  # type: ignore[attr-defined]
+    env = worker_env(
+        DATABASE_URL=shared_database_url(),
+        REDIS_URL=redis_url,
+        PARAEVAL_METRICS=metric,
+        PARAPLUIE_MODELS=models,
+        PARAEVAL_HEARTBEAT_SECONDS="1",
+        DB_CONN_MAX_AGE="0",
+        **extra,
+    )
+    with use_broker(redis_url, redis_transport_options(60)):
+        yield env
+
+
 def judge_through_http(client: Client, slug: str, campaign_answers: int, label: str = "same_meaning") -> list[int]:
     """Take the campaign as a volunteer over HTTP: consent, training, then ``campaign_answers`` pairs.
 

@@ -95,104 +95,130 @@ def _id_text(value: object) -> str:
     raise f.InvalidValue(f"{value!r} is not an id (use text or a whole number)")
 
 
+class _RecordCheck:
+    """One record's fields checked one family at a time, its problems collected in order."""
+
+    def __init__(self, record: SourceRecord) -> None:
+        self.record = record
+        self.problems: list[ImportProblem] = []
+
+    def problem(self, canonical: str | None, message: str) -> None:
+        name = self.record.name(canonical) if canonical else None
+        self.problems.append(ImportProblem(self.record.line, name, message))
+
+    def required_texts(self, max_length: int) -> dict[str, str]:
+        """The source and hypothesis, stored exactly as given (no strip: exports re-import to the same text)."""
+        texts: dict[str, str] = {}
+        for canonical in f.REQUIRED_FIELDS:
+            name = self.record.name(canonical)
+            value = self.record.values.get(canonical)
+            if value is None:
+                self.problem(canonical, f"{name} is missing")
+            elif not isinstance(value, str):
+                self.problem(canonical, f"{name} must be text")
+            elif not value.strip():
+                self.problem(canonical, f"{name} is empty")
+            elif len(value) > max_length:
+                self.problem(canonical, f"{name} is {len(value):,} characters long; the limit is {max_length:,}")
+            elif (why := f.text_problem(value)) is not None:
+                self.problem(canonical, f"{name} {why}")
+            else:
+                texts[canonical] = value
+        return texts
+
+    def optional_texts(self) -> dict[str, str]:
+        """The origin and system (stripped) and the explanation (as given), when present."""
+        texts: dict[str, str] = {}
+        for canonical, limit in (
+            (f.ORIGIN, f.MAX_ORIGIN_LENGTH),
+            (f.SYSTEM, f.MAX_SYSTEM_LENGTH),
+            (f.EXPLANATION, None),
+        ):
+            value = self.record.values.get(canonical)
+            if f.is_blank(value):
+                continue
+            name = self.record.name(canonical)
+            if not isinstance(value, str):
+                self.problem(canonical, f"{name} must be text")
+            elif limit is not None and len(value.strip()) > limit:
+                self.problem(canonical, f"{name} is {len(value.strip()):,} characters long; the limit is {limit:,}")
+            elif (why := f.text_problem(value)) is not None:
+                self.problem(canonical, f"{name} {why}")
+            else:
+                texts[canonical] = value if canonical == f.EXPLANATION else value.strip()
+        return texts
+
+    def external_id(self) -> str:
+        """The record's id as text, "" when absent or refused."""
+        raw_id = self.record.values.get(f.EXTERNAL_ID)
+        if f.is_blank(raw_id):
+            return ""
+        name = self.record.name(f.EXTERNAL_ID)
+        try:
+            external_id = _id_text(raw_id)
+        except f.InvalidValue as error:
+            self.problem(f.EXTERNAL_ID, f"{name} {error}")
+            return ""
+        if len(external_id) > f.MAX_EXTERNAL_ID_LENGTH:
+            self.problem(f.EXTERNAL_ID, f"{name} is {len(external_id):,} characters long; the limit is 200")
+            return ""
+        if (why := f.text_problem(external_id)) is not None:
+            self.problem(f.EXTERNAL_ID, f"{name} {why}")
+            return ""
+        return external_id
+
+    def read(self, canonical: str, parse: Callable[[object], _T | None]) -> _T | None:
+        """One field parsed by ``parse``; None (and a problem) when it refuses the value."""
+        try:
+            return parse(self.record.values.get(canonical))
+        except f.InvalidValue as error:
+            self.problem(canonical, f"{self.record.name(canonical)} {error}")
+            return None
+
+    def role(self, is_check: bool) -> None:
+        """A check pair needs its expected answer; a training pair its answer and explanation;
+        any other pair neither."""
+        name, given = self.record.name, self.record.values.get
+        training_given = not f.is_blank(given(f.TRAINING_POSITION))
+        if is_check:
+            if training_given:
+                self.problem(f.CHECK, f"a pair is either a check ({name(f.CHECK)}) or a training pair, not both")
+            if f.is_blank(given(f.EXPECTED_LABEL)):
+                self.problem(
+                    f.EXPECTED_LABEL, f"a check pair needs {name(f.EXPECTED_LABEL)} (the answer a careful judge gives)"
+                )
+        elif training_given:
+            if f.is_blank(given(f.EXPECTED_LABEL)):
+                self.problem(
+                    f.EXPECTED_LABEL, f"a training pair needs {name(f.EXPECTED_LABEL)} (the answer shown after it)"
+                )
+            if f.is_blank(given(f.EXPLANATION)):
+                self.problem(f.EXPLANATION, f"a training pair needs {name(f.EXPLANATION)} (shown after the answer)")
+        else:
+            for canonical in (f.EXPECTED_LABEL, f.EXPLANATION):
+                if not f.is_blank(given(canonical)):
+                    self.problem(
+                        canonical,
+                        f"{name(canonical)} is only for training pairs, and {name(f.TRAINING_POSITION)} is empty",
+                    )
+
+
 def clean_record(
     record: SourceRecord, *, default_origin: str, max_length: int
 ) -> tuple[PairDraft | None, list[ImportProblem]]:
     """Validate one record; return its draft (None when it has problems) and its problems."""
-    problems: list[ImportProblem] = []
-
-    def problem(canonical: str | None, message: str) -> None:
-        problems.append(ImportProblem(record.line, record.name(canonical) if canonical else None, message))
-
-    texts: dict[str, str] = {}
-    for canonical in f.REQUIRED_FIELDS:
-        name = record.name(canonical)
-        value = record.values.get(canonical)
-        if value is None:
-            problem(canonical, f"{name} is missing")
-        elif not isinstance(value, str):
-            problem(canonical, f"{name} must be text")
-        elif not value.strip():
-            problem(canonical, f"{name} is empty")
-        elif len(value) > max_length:
-            problem(canonical, f"{name} is {len(value):,} characters long; the limit is {max_length:,}")
-        elif (why := f.text_problem(value)) is not None:
-            problem(canonical, f"{name} {why}")
-        else:
-            # Stored exactly as given (no strip): exports re-import to the same text.
-            texts[canonical] = value
-
-    optional_texts: dict[str, str] = {}
-    for canonical, limit in ((f.ORIGIN, f.MAX_ORIGIN_LENGTH), (f.SYSTEM, f.MAX_SYSTEM_LENGTH), (f.EXPLANATION, None)):
-        value = record.values.get(canonical)
-        if f.is_blank(value):
-            continue
-        name = record.name(canonical)
-        if not isinstance(value, str):
-            problem(canonical, f"{name} must be text")
-        elif limit is not None and len(value.strip()) > limit:
-            problem(canonical, f"{name} is {len(value.strip()):,} characters long; the limit is {limit:,}")
-        elif (why := f.text_problem(value)) is not None:
-            problem(canonical, f"{name} {why}")
-        else:
-            optional_texts[canonical] = value if canonical == f.EXPLANATION else value.strip()
-
-    external_id = ""
-    raw_id = record.values.get(f.EXTERNAL_ID)
-    if not f.is_blank(raw_id):
-        name = record.name(f.EXTERNAL_ID)
-        try:
-            external_id = _id_text(raw_id)
-        except f.InvalidValue as error:
-            problem(f.EXTERNAL_ID, f"{name} {error}")
-        else:
-            if len(external_id) > f.MAX_EXTERNAL_ID_LENGTH:
-                problem(f.EXTERNAL_ID, f"{name} is {len(external_id):,} characters long; the limit is 200")
-                external_id = ""
-            elif (why := f.text_problem(external_id)) is not None:
-                problem(f.EXTERNAL_ID, f"{name} {why}")
-                external_id = ""
-
-    def read(canonical: str, parse: Callable[[object], _T | None]) -> _T | None:
-        try:
-            return parse(record.values.get(canonical))
-        except f.InvalidValue as error:
-            problem(canonical, f"{record.name(canonical)} {error}")
-            return None
-
-    gold_label = read(f.GOLD_LABEL, f.parse_gold_label)
-    gold_score = read(f.GOLD_SCORE, f.parse_gold_score)
-    position = read(f.TRAINING_POSITION, f.parse_training_position)
-    expected = read(f.EXPECTED_LABEL, f.parse_expected_label)
-    explanation = optional_texts.get(f.EXPLANATION, "")
-    training_given = not f.is_blank(record.values.get(f.TRAINING_POSITION))
-    is_check = bool(read(f.CHECK, f.parse_check))
-    if is_check:
-        if training_given:
-            problem(f.CHECK, f"a pair is either a check ({record.name(f.CHECK)}) or a training pair, not both")
-        if f.is_blank(record.values.get(f.EXPECTED_LABEL)):
-            problem(
-                f.EXPECTED_LABEL,
-                f"a check pair needs {record.name(f.EXPECTED_LABEL)} (the answer a careful judge gives)",
-            )
-    elif training_given:
-        if f.is_blank(record.values.get(f.EXPECTED_LABEL)):
-            problem(
-                f.EXPECTED_LABEL, f"a training pair needs {record.name(f.EXPECTED_LABEL)} (the answer shown after it)"
-            )
-        if f.is_blank(record.values.get(f.EXPLANATION)):
-            problem(f.EXPLANATION, f"a training pair needs {record.name(f.EXPLANATION)} (shown after the answer)")
-    else:
-        for canonical in (f.EXPECTED_LABEL, f.EXPLANATION):
-            if not f.is_blank(record.values.get(canonical)):
-                problem(
-                    canonical,
-                    f"{record.name(canonical)} is only for training pairs, and "
-                    f"{record.name(f.TRAINING_POSITION)} is empty",
-                )
-
-    if problems:
-        return None, problems
+    check = _RecordCheck(record)
+    texts = check.required_texts(max_length)
+    optional_texts = check.optional_texts()
+    external_id = check.external_id()
+    gold_label = check.read(f.GOLD_LABEL, f.parse_gold_label)
+    gold_score = check.read(f.GOLD_SCORE, f.parse_gold_score)
+    position = check.read(f.TRAINING_POSITION, f.parse_training_position)
+    expected = check.read(f.EXPECTED_LABEL, f.parse_expected_label)
+    is_check = bool(check.read(f.CHECK, f.parse_check))
+    check.role(is_check)
+    if check.problems:
+        return None, check.problems
     return (
         PairDraft(
             line=record.line,
@@ -204,7 +230,7 @@ def clean_record(
             gold_score=gold_score,
             training_position=position,
             expected_label=expected.value if expected is not None else "",
-            explanation=explanation,
+            explanation=optional_texts.get(f.EXPLANATION, ""),
             system=optional_texts.get(f.SYSTEM, ""),
             is_check=is_check,
         ),

@@ -69,7 +69,8 @@ def _shares(counts: IntArray) -> NDArray[np.float64]:
     """Category shares averaged over the units with at least one rating."""
     raters = counts.sum(axis=1)
     rated = raters >= 1
-    return (counts[rated] / raters[rated, None]).mean(axis=0)
+    shares: NDArray[np.float64] = (counts[rated] / raters[rated, None]).mean(axis=0)
+    return shares
 
 
 NOT_MEASURABLE = "no pair has two or more judgements (one judge per pair): agreement is not measurable"

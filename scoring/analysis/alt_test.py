@@ -100,14 +100,16 @@ def paired_t_p(differences: NDArray[np.float64], margin: float) -> float:
     return float(stats.t.sf(t, n - 1))
 
 
-def _pair_table(pair_index: NDArray[np.int64], judge: NDArray[np.int64], binary: NDArray[np.int8]):
+def _pair_table(
+    pair_index: NDArray[np.int64], judge: NDArray[np.int64], binary: NDArray[np.int8]
+) -> tuple[NDArray[np.int64], NDArray[np.int64], NDArray[np.int64], NDArray[np.float64], NDArray[np.int64]]:
     """Per judgement (labelled ones only): pair, judge, label, and the others' yes / total counts."""
     keep = binary >= 0
     pair, who, label = pair_index[keep], judge[keep], binary[keep].astype(np.int64)
     size = int(pair.max()) + 1 if len(pair) else 0
     yes = np.bincount(pair, weights=label, minlength=size)
     total = np.bincount(pair, minlength=size)
-    return pair, who, label, yes[pair] - label, total[pair] - 1
+    return pair, who, label, (yes[pair] - label).astype(np.float64), (total[pair] - 1).astype(np.int64)
 
 
 def alternative_annotator_test(

@@ -25,7 +25,9 @@ class Correlation:
     reason: str | None = None
 
 
-def _checked(x: NDArray[np.floating], y: NDArray[np.floating]) -> tuple[NDArray, NDArray, Correlation | None]:
+def _checked(
+    x: NDArray[np.floating], y: NDArray[np.floating]
+) -> tuple[NDArray[np.float64], NDArray[np.float64], Correlation | None]:
     a = np.asarray(x, dtype=np.float64)
     b = np.asarray(y, dtype=np.float64)
     if a.shape != b.shape:

@@ -7,7 +7,7 @@ WER is read the other way round), so every metric's scale will do. Equal scores 
 mean rank. The disagreement is ``1 - rank`` for a paraphrase and ``rank`` for a
 non-paraphrase: 1 is the worst.
 
-Used by the pair list (``scoring.pair_pages``) and the dashboard's report (``report``), so
+Used by the pair list (``scoring.reports.pair_pages``) and the dashboard's report (``report``), so
 both list the same pairs in the same order for the same labels.
 """
 

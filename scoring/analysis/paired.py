@@ -330,12 +330,16 @@ def _pearson_from_sums(
     with np.errstate(divide="ignore", invalid="ignore"):
         numerator = n * sxy - sx * sy
         denominator = np.sqrt(np.maximum(n * sxx - sx**2, 0) * np.maximum(n * syy - sy**2, 0))
-        return np.where(denominator > 0, numerator / np.where(denominator > 0, denominator, 1), np.nan)
+        correlations: FloatArray = np.where(
+            denominator > 0, numerator / np.where(denominator > 0, denominator, 1), np.nan
+        )
+        return correlations
 
 
 def _zscore(values: FloatArray) -> FloatArray:
     spread = values.std()
-    return (values - values.mean()) / (spread if spread > 0 else 1.0)
+    scaled: FloatArray = (values - values.mean()) / (spread if spread > 0 else 1.0)
+    return scaled
 
 
 def auc_from_ranks(ranks: FloatArray, positive: BoolArray) -> float | None:

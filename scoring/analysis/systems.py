@@ -187,7 +187,7 @@ def system_p_values(
     return out, how
 
 
-def _per_source(values: FloatArray, sources: NDArray, shared: list[str]) -> FloatArray:
+def _per_source(values: FloatArray, sources: NDArray[np.object_], shared: list[str]) -> FloatArray:
     index = {source: position for position, source in enumerate(shared)}
     sums = np.zeros(len(shared))
     counts = np.zeros(len(shared))

@@ -47,7 +47,7 @@ TEMPLATES_DIR = Path(__file__).resolve().parent / "prompts"
 ORIGIN = "generated"
 # Between template and model in a system name: naive\u00d7smollm2[greedy,48tok].
 TIMES = "\u00d7"
-GENERATE_TASK = "scoring.tasks.generate_candidates"
+GENERATE_TASK = "scoring.generation.tasks.generate_candidates"
 # Sources per task: a task's work is bounded, and a killed worker loses at most this many.
 SOURCES_PER_TASK = 8
 _NAME = re.compile(r"^[a-z][a-z0-9_]{0,31}$")

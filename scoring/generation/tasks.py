@@ -16,8 +16,7 @@ from annotate.models import Campaign
 logger = logging.getLogger(__name__)
 
 
-@shared_task(name="scoring.tasks.generate_candidates", ignore_result=True, acks_late=True, reject_on_worker_lost=True)
-def generate_candidates(
+def _generate_candidates(
     campaign_id: int,
     template: str,
     model: str,
@@ -50,3 +49,15 @@ def generate_candidates(
         summary.seconds,
     )
     return summary.as_dict()
+
+
+_OPTIONS: dict[str, Any] = {"ignore_result": True, "acks_late": True, "reject_on_worker_lost": True}
+generate_candidates = shared_task(name="scoring.generation.tasks.generate_candidates", **_OPTIONS)(_generate_candidates)
+
+# The name this task had before it followed its module: messages queued by the previous release
+# still arrive and run. Remove it in the release after 0.1.0.
+FORMER_NAMES = {
+    "scoring.tasks.generate_candidates": shared_task(name="scoring.tasks.generate_candidates", **_OPTIONS)(
+        _generate_candidates
+    ),
+}

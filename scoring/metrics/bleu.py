@@ -85,7 +85,7 @@ def torchtext_bleu(
 
 @cache
 def _sacrebleu(tokenize: str, smooth_method: str, lowercase: bool) -> Any:
-    from sacrebleu.metrics import BLEU
+    from sacrebleu.metrics.bleu import BLEU
 
     return BLEU(tokenize=tokenize, smooth_method=smooth_method, lowercase=lowercase, effective_order=True)
 

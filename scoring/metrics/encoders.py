@@ -171,7 +171,7 @@ def _quiet_transformers() -> None:
     from transformers.utils import logging as hf_logging
 
     # Workers log to files: no per-load progress bars from transformers.
-    hf_logging.disable_progress_bar()
+    hf_logging.disable_progress_bar()  # type: ignore[no-untyped-call]
 
 
 def _truncate_layers(model: Any, num_layers: int, name: str) -> Any:

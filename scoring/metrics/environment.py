@@ -1,7 +1,7 @@
 """What the metric library needs to know of its installation, passed in rather than read.
 
 The library never imports Django: the project's scoring app registers a provider that builds a
-:class:`MetricEnvironment` from the settings (:mod:`scoring.metric_settings`), and each metric,
+:class:`MetricEnvironment` from the settings (:mod:`scoring.pipeline.metric_settings`), and each metric,
 judge model or template folder asks :func:`current` for it. Used on its own (a benchmark on a GPU
 machine without Django), the library runs with :data:`DEFAULTS`: the embedded models, no download.
 A provider, not a snapshot: the settings may change while a process runs (the tests do).

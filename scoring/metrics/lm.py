@@ -354,7 +354,7 @@ def build_random_lm(
         setattr(config, name, getattr(tokenizer, name, None))
     torch.manual_seed(seed)
     with torch.device(device):
-        model = AutoModelForCausalLM.from_config(config, dtype=getattr(torch, dtype))
+        model = AutoModelForCausalLM.from_config(config, dtype=getattr(torch, dtype))  # type: ignore[no-untyped-call]
     name = Path(config_path).stem
     return wrap_model(tokenizer, model, label=f"{name} (random weights)")
 

@@ -91,7 +91,8 @@ def _nltk_word() -> Any:
 
 def nltk_word(text: str) -> list[str]:
     """NLTK's Treebank-style word tokeniser (what ``word_tokenize`` uses, without the punkt step)."""
-    return _nltk_word().tokenize(text)
+    tokens: list[str] = _nltk_word().tokenize(text)
+    return tokens
 
 
 def nltk_word_lower(text: str) -> list[str]:

@@ -1,6 +1,6 @@
 """A tuned judge on disk: a base judge model plus LoRA adapters trained to judge paraphrases.
 
-:mod:`scoring.metrics.tuning` writes a *bundle*, one folder per tuned judge (under
+:mod:`scoring.metrics.judge_training` writes a *bundle*, one folder per tuned judge (under
 ``PARAPLUIE_TUNED_DIR``, by default ``PARAEVAL_DATA_DIR/judges/``)::
 
     smollm2-tuned-1a2b3c4d/

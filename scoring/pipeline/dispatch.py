@@ -1,6 +1,6 @@
 """Decide which scores are missing and not yet queued, and queue them: one message per queue.
 
-One task (``scoring.tasks.score_pairs``) carries pairs and the list of configurations to score
+One task (``scoring.pipeline.tasks.score_pairs``) carries pairs and the list of configurations to score
 them with, all on one queue (``llm.<model>`` for each ParaPLUIE judge model, ``llm`` for the
 embedding models, ``cpu`` for the lexical metrics): an answer queues at most one message per
 queue, not one per configuration. A configuration with a language (a ParaPLUIE template written

@@ -280,7 +280,7 @@ def score_config_batch(
         pending.clear_queued(config_id, pair_ids)
         return None
     if config.queue == EXTERNAL_QUEUE:
-        # Imported scores (scoring.score_import): there is nothing to compute, ever.
+        # Imported scores (scoring.external.score_import): there is nothing to compute, ever.
         logger.warning("configuration %s holds imported scores; a worker never computes it", config.label)
         pending.clear_queued(config_id, pair_ids)
         return None

@@ -68,18 +68,20 @@ class ScoringTask(Task):
                 _give_up(int(config_id), [int(pair_id) for pair_id in pair_ids], text, attempts)
 
 
-@shared_task(bind=True, base=ScoringTask, name="scoring.tasks.score_batch")
-def score_batch(self: ScoringTask, config_id: int, pair_ids: list[int]) -> dict[str, object] | None:
+def _score_batch(self: ScoringTask, config_id: int, pair_ids: list[int]) -> dict[str, object] | None:
     """Score ``pair_ids`` for metric configuration ``config_id`` (what is already there is skipped)."""
     summary = runner.score_config_batch(config_id, pair_ids, attempts=self.request.retries + 1)
     return summary.as_dict() if summary else None
 
 
-@shared_task(bind=True, base=ScoringTask, name="scoring.tasks.score_pairs")
-def score_pairs(self: ScoringTask, config_ids: list[int], pair_ids: list[int]) -> list[dict[str, object]] | None:
+def _score_pairs(self: ScoringTask, config_ids: list[int], pair_ids: list[int]) -> list[dict[str, object]] | None:
     """Score ``pair_ids`` with each configuration of ``config_ids`` (what is already there is skipped)."""
     summaries = runner.score_configs(config_ids, pair_ids, attempts=self.request.retries + 1)
     return [summary.as_dict() for summary in summaries]
+
+
+score_batch = shared_task(bind=True, base=ScoringTask, name="scoring.pipeline.tasks.score_batch")(_score_batch)
+score_pairs = shared_task(bind=True, base=ScoringTask, name="scoring.pipeline.tasks.score_pairs")(_score_pairs)
 
 
 def _give_up(config_id: int, pair_ids: list[int], error: str, attempts: int) -> None:
@@ -93,10 +95,24 @@ def _give_up(config_id: int, pair_ids: list[int], error: str, attempts: int) -> 
         logger.warning("could not store the failure of configuration %s: the sweep will queue it again", config_id)
 
 
-@shared_task(name="scoring.tasks.sweep", ignore_result=True)
-def sweep() -> dict[str, object]:
+def _sweep() -> dict[str, object]:
     """Queue every missing score (the beat schedule runs this every ``PARAEVAL_SWEEP_SECONDS``)."""
     return dispatch.queue_sweep().as_dict()
+
+
+sweep = shared_task(name="scoring.pipeline.tasks.sweep", ignore_result=True)(_sweep)
+
+# The names these tasks had before they followed their module (``scoring.tasks.*``): messages
+# queued by the previous release still arrive and run. Remove them in the release after 0.1.0.
+FORMER_NAMES = {
+    "scoring.tasks.score_batch": shared_task(bind=True, base=ScoringTask, name="scoring.tasks.score_batch")(
+        _score_batch
+    ),
+    "scoring.tasks.score_pairs": shared_task(bind=True, base=ScoringTask, name="scoring.tasks.score_pairs")(
+        _score_pairs
+    ),
+    "scoring.tasks.sweep": shared_task(name="scoring.tasks.sweep", ignore_result=True)(_sweep),
+}
 
 
 # The meta-evaluation, generation and judge-tuning tasks live in their own packages' tasks

@@ -14,7 +14,7 @@ import random
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 
-from scoring.metrics.tuning_options import LabelledPair
+from scoring.metrics.judge_training_options import LabelledPair
 from scoring.probes.build import AGAINST_CONTROL, Probe, ProbeKind
 
 # The identity control (S, S) teaches nothing a judge does not know: the real rewrites do.

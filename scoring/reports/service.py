@@ -81,8 +81,8 @@ CACHE_SECONDS = 6 * 3600
 INTERVALS_WHAT = "The 95% bootstrap intervals"
 META_WHAT = "The paired comparisons"
 # The interactive-queue tasks, sent by name (scoring/reports/tasks.py defines them).
-INTERVALS_TASK = "scoring.analysis_tasks.compute_report_intervals"
-META_TASK = "scoring.analysis_tasks.compute_meta_evaluation"
+INTERVALS_TASK = "scoring.reports.tasks.compute_report_intervals"
+META_TASK = "scoring.reports.tasks.compute_meta_evaluation"
 
 
 def shared_cache() -> BaseCache:

@@ -18,8 +18,7 @@ from annotate.models import Campaign
 from scoring.reports import waits
 
 
-@shared_task(name="scoring.analysis_tasks.compute_meta_evaluation", ignore_result=True, acks_late=True)
-def compute_meta_evaluation(
+def _compute_meta_evaluation(
     campaign_id: int, filters: dict[str, Any], resamples: int, seed: int, job: str | None = None
 ) -> str | None:
     """Compute and cache the meta-evaluation of ``campaign_id`` under ``filters``; its version.
@@ -41,8 +40,7 @@ def compute_meta_evaluation(
     return result.version
 
 
-@shared_task(name="scoring.analysis_tasks.compute_report_intervals", ignore_result=True, acks_late=True)
-def compute_report_intervals(
+def _compute_report_intervals(
     campaign_id: int, filters: dict[str, Any], resamples: int, seed: int, job: str | None = None
 ) -> str | None:
     """Compute and cache the bootstrap intervals of the report of ``campaign_id``; their version."""
@@ -57,3 +55,22 @@ def compute_report_intervals(
         return None  # deleted meanwhile: nothing to do
     waits.finished(job)
     return version
+
+
+compute_meta_evaluation = shared_task(
+    name="scoring.reports.tasks.compute_meta_evaluation", ignore_result=True, acks_late=True
+)(_compute_meta_evaluation)
+compute_report_intervals = shared_task(
+    name="scoring.reports.tasks.compute_report_intervals", ignore_result=True, acks_late=True
+)(_compute_report_intervals)
+
+# The names these tasks had before they followed their module (``scoring.analysis_tasks.*``):
+# messages queued by the previous release still arrive and run. Remove them in the release after 0.1.0.
+FORMER_NAMES = {
+    "scoring.analysis_tasks.compute_meta_evaluation": shared_task(
+        name="scoring.analysis_tasks.compute_meta_evaluation", ignore_result=True, acks_late=True
+    )(_compute_meta_evaluation),
+    "scoring.analysis_tasks.compute_report_intervals": shared_task(
+        name="scoring.analysis_tasks.compute_report_intervals", ignore_result=True, acks_late=True
+    )(_compute_report_intervals),
+}

@@ -9,7 +9,7 @@ What a run does, in order:
 1. marks the :class:`~scoring.models.TunedJudge` row running (a row already running, done or
    failed is left alone: a message delivered twice trains once);
 2. reads the campaign's labelled pairs (:func:`scoring.tuning.service.labelled_pairs`) and trains
-   the adapters on a fresh copy of the base model (:func:`scoring.metrics.tuning.tune`; each from
+   the adapters on a fresh copy of the base model (:func:`scoring.metrics.judge_training.tune`; each from
    the full adapter of the tuned judge ``start_from`` names, when it names one), storing
    the progress (loss, validation AUC) in the row as it goes;
 3. records the tuned judge: its name, folder, label, the fold of every training pair, and its
@@ -32,9 +32,9 @@ from django.utils import timezone
 
 from annotate.models import Campaign
 from scoring.metrics.base import Metric, MetricError
+from scoring.metrics.judge_training import Progress, tune
 from scoring.metrics.lm import load_fresh
 from scoring.metrics.templates import get_template
-from scoring.metrics.tuning import Progress, tune
 from scoring.models import TunedJudge
 from scoring.pipeline import configs, runner
 from scoring.tuning.service import TuningRequestError, base_judge, labelled_pairs, options_of, start_folder

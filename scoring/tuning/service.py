@@ -2,7 +2,7 @@
 
 A tuning (``manage.py tune_judge``, the ``scoring.tuning.tasks.tune_judge`` task) takes a campaign's
 labelled pairs and trains LoRA adapters for one judge model and one ParaPLUIE template
-(:mod:`scoring.metrics.tuning`); the result is a tuned judge, a judge model of its own
+(:mod:`scoring.metrics.judge_training`); the result is a tuned judge, a judge model of its own
 (:mod:`scoring.metrics.tuned`), with its configuration beside the base model's. Here:
 
 * :func:`labelled_pairs`: the training data, the campaign's human reference as the dashboard
@@ -35,9 +35,9 @@ from django.db.models import Q, QuerySet
 from annotate.models import Campaign, Pair
 from scoring.metrics import tuned
 from scoring.metrics.base import MetricUnavailable
+from scoring.metrics.judge_training_options import LabelledPair, TuningError, TuningOptions
 from scoring.metrics.judges import JudgeModel, configured_models
 from scoring.metrics.templates import TemplateError, TemplateKind, get_template
-from scoring.metrics.tuning_options import LabelledPair, TuningError, TuningOptions
 from scoring.models import TunedJudge
 
 logger = logging.getLogger(__name__)

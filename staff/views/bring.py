@@ -1,6 +1,6 @@
 """Staff pages for the researcher's own metric and generators: import a score file, generate candidates.
 
-Thin: the checks and the work are :mod:`scoring.score_import` and :mod:`scoring.generation.candidates`.
+Thin: the checks and the work are :mod:`scoring.external.score_import` and :mod:`scoring.generation.candidates`.
 """
 
 from __future__ import annotations
@@ -16,11 +16,11 @@ from django.views.decorators.http import require_http_methods
 
 from annotate.models import Campaign
 from annotate.teams import campaigns_for
+from scoring.external.score_import import ScoreFileMetric, ScoreImportError, import_scores, parse_options
 from scoring.generation import candidates as generation
 from scoring.metrics.judges import configured_models
 from scoring.models import GenerationRun
 from scoring.pipeline.status import queue_wait
-from scoring.score_import import ScoreFileMetric, ScoreImportError, import_scores, parse_options
 
 
 class ScoreImportForm(forms.Form):
@@ -73,7 +73,7 @@ def score_import(request: HttpRequest) -> HttpResponse:
             status = 400
     elif request.method == "POST":
         status = 400
-    return render(request, "scoring/score_import.html", context, status=status)
+    return render(request, "staff/score_import.html", context, status=status)
 
 
 class GenerateForm(forms.Form):
@@ -154,7 +154,7 @@ def generate(request: HttpRequest) -> HttpResponse:
     elif request.method == "POST":
         status = 400
     context["runs"] = _runs_with_waits(request.user)
-    return render(request, "scoring/generate.html", context, status=status)
+    return render(request, "staff/generate.html", context, status=status)
 
 
 def _runs_with_waits(user: Any) -> list[tuple[GenerationRun, str]]:

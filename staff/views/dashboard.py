@@ -116,7 +116,7 @@ def dashboard(request: HttpRequest) -> HttpResponse:
             **_paraphrasus_context(campaign, request.GET.get("fit_on") or None),
         )
     status = 404 if context["missing_slug"] else 200
-    return render(request, "scoring/dashboard.html", context, status=status)
+    return render(request, "staff/dashboard.html", context, status=status)
 
 
 def _paraphrasus_context(campaign: Campaign, fit_on: str | None) -> dict[str, Any]:

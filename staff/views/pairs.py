@@ -1,5 +1,5 @@
 """Staff pages of pairs: one pair in full, and a campaign's pairs searchable. Thin views over
-:mod:`scoring.pair_pages`."""
+:mod:`scoring.reports.pair_pages`."""
 
 from __future__ import annotations
 
@@ -12,7 +12,7 @@ from django.views.decorators.http import require_GET
 
 from annotate.models import Pair
 from annotate.teams import campaign_or_404, visible_to
-from scoring import pair_pages
+from scoring.reports import pair_pages
 from staff.paging import KnownCountPaginator
 
 

@@ -19,7 +19,7 @@ REFRESH_SECONDS = 5
 def status_page(request: HttpRequest) -> HttpResponse:
     """Queues, workers, scores per metric configuration and throughput; refreshes itself."""
     report = status_for(scoring_status.collect(), request.user)
-    return render(request, "scoring/status.html", {"report": report, "refresh_seconds": REFRESH_SECONDS})
+    return render(request, "staff/status.html", {"report": report, "refresh_seconds": REFRESH_SECONDS})
 
 
 @never_cache

@@ -21,11 +21,11 @@ from django.views.decorators.csrf import csrf_exempt, csrf_protect
 from django.views.decorators.http import require_GET, require_http_methods, require_POST
 
 from annotate import uploads
-from annotate.models import Campaign, PairUpload
+from annotate.models import Campaign, PairUpload, UploadState
 from annotate.teams import campaign_or_404, visible_to
 from scoring.pipeline.status import QueueWait, queue_wait
 
-RUNNING_STATES = ("check_queued", "import_queued")
+RUNNING_STATES = (UploadState.CHECK_QUEUED, UploadState.IMPORT_QUEUED)
 
 
 class DiskFile(UploadedFile):
@@ -150,7 +150,7 @@ def detail(request: HttpRequest, slug: str, upload_id: int) -> HttpResponse:
     job = _upload(request, slug, upload_id)
     errors: list[str] = []
     if request.method == "POST":
-        if job.state in RUNNING_STATES or job.state in ("imported", "discarded"):
+        if job.state in RUNNING_STATES or job.state in (UploadState.IMPORTED, UploadState.DISCARDED):
             return HttpResponseBadRequest("This upload is running or already imported: its mapping cannot change.")
         chosen = {
             key.removeprefix("column:"): str(request.POST.get(key, ""))
@@ -167,7 +167,7 @@ def detail(request: HttpRequest, slug: str, upload_id: int) -> HttpResponse:
         )
         if not errors:
             return redirect("staff:upload-detail", slug=slug, upload_id=job.pk)
-    preview = uploads.preview(job) if job.state not in ("imported", "discarded") else None
+    preview = uploads.preview(job) if job.state not in (UploadState.IMPORTED, UploadState.DISCARDED) else None
     progress = uploads.read_progress(job)
     checked = job.checked_map == uploads.checked_map(job)
     waiting = _waiting(job, progress)
@@ -184,10 +184,10 @@ def detail(request: HttpRequest, slug: str, upload_id: int) -> HttpResponse:
         "no_worker_yet": waiting is not None
         and not waiting.served
         and progress.age_seconds > uploads.WAITING_HINT_SECONDS,
-        "summary": uploads.report_lines(job.report) if job.report else [],
+        "summary": uploads.UploadReport.from_json(job.report).lines() if job.report else [],
         "problems": uploads.shown_problems(job.problems or []),
         "gold_map_anchor": uploads.GOLD_MAP_ANCHOR,
-        "checked": checked and job.state == "checked",
+        "checked": checked and job.state == UploadState.CHECKED,
         "fields": list(uploads.FIELD_LABELS.items()),
         "formats": uploads.FORMATS,
         "gold_constants": uploads.GOLD_CONSTANT_CHOICES,
@@ -212,7 +212,7 @@ def start(request: HttpRequest, slug: str, upload_id: int, mode: str) -> HttpRes
         return HttpResponseBadRequest(f"Unknown action {mode!r}: check, import or discard.")
     if job.state in RUNNING_STATES:
         return HttpResponseBadRequest("This upload is already running: wait for it to finish.")
-    if job.state in ("imported", "discarded"):
+    if job.state in (UploadState.IMPORTED, UploadState.DISCARDED):
         return HttpResponseBadRequest(f"This upload is already {job.state}.")
     if mode == "discard":
         uploads.discard(job)

@@ -13,7 +13,13 @@ from typing import Any
 from django.core.management.base import BaseCommand, CommandError, CommandParser
 
 from annotate.models import Campaign
-from scoring.score_import import ScoreFileMetric, ScoreImportError, import_scores, parse_direction, parse_options
+from scoring.external.score_import import (
+    ScoreFileMetric,
+    ScoreImportError,
+    import_scores,
+    parse_direction,
+    parse_options,
+)
 
 
 class Command(BaseCommand):

@@ -14,7 +14,7 @@ from django.core.management.base import BaseCommand, CommandError, CommandParser
 from django.db import transaction
 
 from annotate.models import Campaign
-from scoring.metrics.tuning_options import TuningOptions
+from scoring.metrics.judge_training_options import TuningOptions
 from scoring.models import TunedJudge
 from scoring.tuning import service as judge_tuning
 

@@ -1,6 +1,6 @@
 """What a judge tuning takes and reports: the labelled pairs, the options, the progress.
 
-The light half of :mod:`scoring.metrics.tuning` (which imports torch and peft when it trains):
+The light half of :mod:`scoring.metrics.judge_training` (which imports torch and peft when it trains):
 the command and the web side build requests and read progress with these, without a model
 library. Standard library only.
 """

@@ -42,11 +42,11 @@ from pathlib import Path
 from typing import Any
 
 from scoring.metrics import tuned
+from scoring.metrics.judge_training_options import LabelledPair, Progress, ProgressCallback, TuningError, TuningOptions
 from scoring.metrics.judges import safe_name
 from scoring.metrics.lm import CausalLM, describe_model
 from scoring.metrics.parapluie_engine import encode, find_answer_tokens, render
 from scoring.metrics.templates import PromptTemplate, TemplateKind
-from scoring.metrics.tuning_options import LabelledPair, Progress, ProgressCallback, TuningError, TuningOptions
 
 __all__ = ["LabelledPair", "Progress", "TuningError", "TuningOptions", "tune"]
 
@@ -380,7 +380,7 @@ def train_adapter(
             labels = torch.tensor([example.label for example in chunk], dtype=scores.dtype, device=scores.device)
             loss = functional.binary_cross_entropy_with_logits(scores, labels)
             optimizer.zero_grad(set_to_none=True)
-            loss.backward()
+            loss.backward()  # type: ignore[no-untyped-call]
             torch.nn.utils.clip_grad_norm_(trainable, 1.0)
             optimizer.step()
             scheduler.step()
