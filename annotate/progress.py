@@ -39,18 +39,44 @@ class CampaignProgress:
         return int(100 * self.judged / self.target) if self.target else 0
 
 
-def campaign_progress(campaign: Campaign, now: datetime.datetime | None = None) -> CampaignProgress:
-    """Judgements against targets, reservations, the last hour's rate and the time left."""
-    now = now or timezone.now()
-    corpus = Pair.objects.filter(campaign=campaign, is_training=False, is_check=False)
+@dataclass(frozen=True)
+class PairTotals:
+    """A campaign's pairs by kind, and its corpus pairs against the judges per pair: one scan of
+    its pairs, which the staff pages keep until the campaign's data changes."""
+
+    pairs: int  # corpus pairs
+    training: int
+    checks: int
+    judged: int  # judgements that count toward the target (at most the target per pair)
+    lacking: int  # corpus pairs with fewer judgements than the target
+
+
+def pair_totals(campaign: Campaign) -> PairTotals:
+    """The campaign's pair counts and judged places (one aggregate over its pairs)."""
     per_pair = campaign.judges_per_pair
-    totals = corpus.aggregate(
-        pairs=Count("pk"),
-        judged=Sum(Least(F("judgement_count"), per_pair)),
-        lacking=Count("pk", filter=Q(judgement_count__lt=per_pair)),
+    corpus = Q(is_training=False, is_check=False)
+    totals = Pair.objects.filter(campaign=campaign).aggregate(
+        pairs=Count("pk", filter=corpus),
+        training=Count("pk", filter=Q(is_training=True)),
+        checks=Count("pk", filter=Q(is_check=True)),
+        judged=Sum(Least(F("judgement_count"), per_pair), filter=corpus),
+        lacking=Count("pk", filter=corpus & Q(judgement_count__lt=per_pair)),
     )
-    pairs = totals["pairs"] or 0
-    judged = totals["judged"] or 0
+    return PairTotals(**{name: value or 0 for name, value in totals.items()})
+
+
+def campaign_progress(
+    campaign: Campaign, now: datetime.datetime | None = None, totals: PairTotals | None = None
+) -> CampaignProgress:
+    """Judgements against targets, reservations, the last hour's rate and the time left.
+
+    ``totals``: the campaign's :func:`pair_totals` when the caller keeps them (read now else).
+    """
+    now = now or timezone.now()
+    per_pair = campaign.judges_per_pair
+    totals = pair_totals(campaign) if totals is None else totals
+    pairs = totals.pairs
+    judged = totals.judged
     target = pairs * per_pair
     # Reserved and free places by the allocator's own definition (the welcome page's "full", the
     # volunteers page's counts): a reservation that would yield to a newcomer holds nothing.
@@ -75,7 +101,7 @@ def campaign_progress(campaign: Campaign, now: datetime.datetime | None = None) 
         pairs=pairs,
         target=target,
         judged=judged,
-        pairs_lacking=totals["lacking"] or 0,
+        pairs_lacking=totals.lacking,
         reserved_now=reserved,
         places_left=places,
         last_hour=last_hour,

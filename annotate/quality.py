@@ -12,9 +12,12 @@ from __future__ import annotations
 
 import statistics
 from collections import Counter
+from collections.abc import Iterable
 from dataclasses import dataclass, field, replace
+from typing import Any
 
-from django.db.models import QuerySet
+from django.db import connection
+from django.db.models import F, FloatField, Func, QuerySet
 
 from annotate.labels import is_paraphrase
 from annotate.models import Campaign, Judgement, Volunteer
@@ -139,14 +142,33 @@ def reasons(rule: Rule, evidence: VolunteerQuality) -> tuple[str, ...]:
     return tuple(found)
 
 
+class _ElapsedSeconds(Func):
+    """``answered_at - shown_at`` in seconds, computed by PostgreSQL (exact to the microsecond).
+
+    Reading two datetimes per judgement into Python costs more than the rest of the quality
+    pass; one float per row does not."""
+
+    template = "EXTRACT(EPOCH FROM (%(expressions)s))::float8"
+    arg_joiner = " - "
+    output_field = FloatField()
+
+
 def _gather(judgements: QuerySet[Judgement]) -> dict[int, _Evidence]:
     """Each volunteer's evidence from ``judgements``, read in volunteer order (bounded memory)."""
     evidence: dict[int, _Evidence] = {}
-    rows = judgements.order_by("volunteer_id").values_list(
-        "volunteer_id", "label", "is_training", "is_check", "pair__expected_label", "shown_at", "answered_at"
-    )
+    columns = ["volunteer_id", "label", "is_training", "is_check", "pair__expected_label"]
+    ordered = judgements.order_by("volunteer_id")
+    rows: Iterable[tuple[Any, ...]]
+    if connection.vendor == "postgresql":
+        elapsed = _ElapsedSeconds(F("answered_at"), F("shown_at"))
+        rows = ordered.values_list(*columns, elapsed).iterator(chunk_size=5000)
+    else:  # SQLite's date arithmetic is a float of days: the times are subtracted here instead
+        rows = (
+            (*row[:5], (row[6] - row[5]).total_seconds())
+            for row in ordered.values_list(*columns, "shown_at", "answered_at").iterator(chunk_size=5000)
+        )
     current: _Evidence | None = None
-    for volunteer_id, label, is_training, is_check, expected, shown_at, answered_at in rows.iterator(chunk_size=5000):
+    for volunteer_id, label, is_training, is_check, expected, seconds in rows:
         if current is None or volunteer_id not in evidence:
             if current is not None:
                 current.close()
@@ -158,7 +180,7 @@ def _gather(judgements: QuerySet[Judgement]) -> dict[int, _Evidence]:
             current.training_seen += 1
             current.training_matching += bool(expected) and label == expected
         else:
-            current.seconds.append((answered_at - shown_at).total_seconds())
+            current.seconds.append(seconds)
             current.answers[label] += 1
     if current is not None:
         current.close()

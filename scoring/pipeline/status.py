@@ -19,6 +19,7 @@ from paraeval import broker
 from scoring.models import MetricConfig, Score, WorkerHeartbeat
 from scoring.pipeline import configs
 from scoring.pipeline.pending import scorable_pairs
+from scoring.reports import verdicts
 
 if TYPE_CHECKING:  # web code imports no metric module (tests/test_workers_web_imports.py)
     from scoring.metrics.base import Metric
@@ -118,14 +119,18 @@ def collect(now: datetime | None = None) -> StatusReport:
     minutes, series = _series(now, names)
     workers = _workers(now)
     throughput = _throughput(now, names)
+    # Counts over every pair and score: kept until a pair or score arrives or a score is
+    # recomputed (the change stamp, one indexed query), so a page that polls every few seconds
+    # does not count them again while nothing changes.
+    by_language, counts = verdicts.kept(verdicts.EVERY_CAMPAIGN, "status", _pair_and_score_counts)
     return StatusReport(
         generated_at=now,
         transport=queues.transport or _transport_name(),
         queue_lengths=queues.lengths,
         broker_error=queues.error,
-        pairs=scorable_pairs().count(),
+        pairs=sum(by_language.values()),
         workers=workers,
-        configurations=_configs(metrics),
+        configurations=_configs(metrics, by_language, counts),
         unavailable=unavailable,
         throughput=throughput,
         series=series,
@@ -207,13 +212,12 @@ def _workers(now: datetime) -> list[WorkerStatus]:
     return workers
 
 
-def _configs(metrics: list[Metric]) -> list[ConfigStatus]:
-    enabled_hashes = {metric.config_hash for metric in metrics}
+def _pair_and_score_counts() -> tuple[dict[str, int], dict[int, dict[str, Any]]]:
+    """Scorable pairs per campaign language, and done and failed scores per configuration."""
     by_language = {
         row["campaign__language"]: row["n"]
         for row in scorable_pairs().values("campaign__language").annotate(n=Count("id")).order_by()
     }
-    everything = sum(by_language.values())
     counts: dict[int, dict[str, Any]] = {
         row["metric_config"]: dict(row)
         for row in Score.objects.filter(pair__is_training=False)
@@ -222,7 +226,16 @@ def _configs(metrics: list[Metric]) -> list[ConfigStatus]:
             done=Count("id", filter=Q(status=Score.Status.DONE)),
             failed=Count("id", filter=Q(status=Score.Status.FAILED)),
         )
+        .order_by()
     }
+    return by_language, counts
+
+
+def _configs(
+    metrics: list[Metric], by_language: dict[str, int], counts: dict[int, dict[str, Any]]
+) -> list[ConfigStatus]:
+    enabled_hashes = {metric.config_hash for metric in metrics}
+    everything = sum(by_language.values())
     rows = {row.config_hash: row for row in MetricConfig.objects.all()}
     report: list[ConfigStatus] = []
     for metric in metrics:

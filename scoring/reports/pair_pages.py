@@ -10,15 +10,15 @@ from collections import Counter
 from dataclasses import dataclass
 
 import numpy as np
-from django.db.models import Q, QuerySet
+from django.db.models import Exists, OuterRef, Q, QuerySet
 
-from annotate import quality
 from annotate.diff import Segment, highlight
 from annotate.labels import LABEL_DISPLAY, Label
 from annotate.models import Campaign, Judgement, Pair
 from annotate.pseudonyms import volunteer_pseudonym
 from scoring.analysis import disagreements
 from scoring.models import MetricConfig, Score
+from scoring.reports import verdicts
 
 PAGE_SIZE = 50
 
@@ -70,8 +70,11 @@ def _answer(label: str) -> str:
 
 def pair_detail(pair: Pair) -> PairDetail:
     """Both sentences highlighted, every judgement (pseudonym, answer, time, position, excluded
-    or not) and every score with its configuration's label."""
-    excluded = quality.excluded_volunteer_ids(pair.campaign)
+    or not) and every score with its configuration's label.
+
+    Who is excluded comes from the campaign's kept verdicts (:mod:`scoring.reports.verdicts`):
+    the campaign-wide quality pass runs once per change of the campaign, not once per pair."""
+    excluded = verdicts.excluded_ids(pair.campaign)
     judgements = [
         JudgementRow(
             pseudonym=volunteer_pseudonym(judgement.volunteer.token),
@@ -102,6 +105,33 @@ class PairRow:
     kind: str
     judgements: int
     agreement: float | None  # share of the pair's judgements that give its most common answer
+
+
+@dataclass(frozen=True)
+class Facets:
+    """What the pair list's menus offer, and how many pairs the campaign holds in all."""
+
+    pairs: int
+    origins: list[str]
+    systems: list[str]
+    configs: list[tuple[int, str]]  # (id, label) of the configurations with a score in the campaign
+
+
+def _facets(campaign: Campaign) -> Facets:
+    pairs = Pair.objects.filter(campaign=campaign).order_by()
+    # DISTINCT in the database: the values, never every pair's origin, come back.
+    origins = sorted(pairs.exclude(origin="").values_list("origin", flat=True).distinct())
+    systems = sorted(pairs.exclude(system="").values_list("system", flat=True).distinct())
+    # One EXISTS per configuration (a handful), not a DISTINCT over every score of the campaign.
+    scored = Exists(Score.objects.filter(metric_config=OuterRef("pk"), pair__campaign=campaign))
+    configs = list(MetricConfig.objects.filter(scored).order_by("label").values_list("pk", "label"))
+    return Facets(pairs.count(), origins, systems, configs)
+
+
+def facets(campaign: Campaign) -> Facets:
+    """The campaign's pair count, origins, systems and scored metric configurations, computed
+    once per change of the campaign's data (:mod:`scoring.reports.verdicts`)."""
+    return verdicts.kept(campaign.pk, "facets", lambda: _facets(campaign))
 
 
 def search(campaign: Campaign, query: str = "", origin: str = "", system: str = "") -> QuerySet[Pair]:
@@ -166,40 +196,45 @@ def worst_disagreements(campaign: Campaign, config_id: int, limit: int = 20) -> 
     Pairs without a volunteer verdict (no judgement, a tie, only Don't know) or without a score
     are left out; ties of scores share their mean rank.
     """
-    from annotate.aggregation import verdict
-
     config = MetricConfig.objects.filter(pk=config_id).only("higher_is_closer").first()
     if config is None:
         return []
-    rows_of_scores = Score.objects.filter(
-        value__isnull=False,
-        metric_config_id=config_id,
-        status=Score.Status.DONE,
-        pair__campaign=campaign,
-        pair__is_training=False,
-        pair__is_check=False,
-    ).values_list("pair_id", "value")
-    scores: dict[int, float] = {pair_id: float(value) for pair_id, value in rows_of_scores if value is not None}
-    labels: dict[int, list[str]] = {}
-    rows = Judgement.objects.filter(pair_id__in=list(scores), is_training=False, is_check=False)
-    for pair_id, label in rows.values_list("pair_id", "label"):
-        labels.setdefault(pair_id, []).append(label)
-    verdicts = {pair_id: verdict(given).is_paraphrase for pair_id, given in labels.items()}
-    ids = sorted(scores)
-    binary = np.array([-1 if verdicts.get(pk) is None else int(bool(verdicts[pk])) for pk in ids], dtype=np.int8)
-    values = np.array([scores[pk] for pk in ids], dtype=np.float64)
+    return verdicts.kept(
+        campaign.pk, "disagreements", lambda: _worst_disagreements(campaign, config, limit), (config_id, limit)
+    )
+
+
+def _worst_disagreements(campaign: Campaign, config: MetricConfig, limit: int) -> list[Disagreement]:
+    # The metric's scores through a join on the campaign (no list of ids), the people's
+    # verdicts from the campaign's kept pair verdicts.
+    rows_of_scores = list(
+        Score.objects.filter(
+            value__isnull=False,
+            metric_config_id=config.pk,
+            status=Score.Status.DONE,
+            pair__campaign=campaign,
+            pair__is_training=False,
+            pair__is_check=False,
+        )
+        .order_by("pair_id")
+        .values_list("pair_id", "value")
+    )
+    ids = np.fromiter((pair_id for pair_id, _ in rows_of_scores), dtype=np.int64, count=len(rows_of_scores))
+    values = np.fromiter((value for _, value in rows_of_scores), dtype=np.float64, count=len(rows_of_scores))
+    binary = verdicts.pair_verdicts(campaign).of(ids)
     found = disagreements.worst_disagreements(values, binary, config.higher_is_closer, limit)
-    pairs = Pair.objects.in_bulk([ids[item.index] for item in found])
+    chosen = [int(ids[item.index]) for item in found]
+    pairs = Pair.objects.in_bulk(chosen)
     return [
         Disagreement(
-            ids[item.index],
-            pairs[ids[item.index]].external_id,
-            pairs[ids[item.index]].source,
-            pairs[ids[item.index]].hypothesis,
+            pk,
+            pairs[pk].external_id,
+            pairs[pk].source,
+            pairs[pk].hypothesis,
             "paraphrase" if item.paraphrase else "not paraphrase",
             item.score,
             item.rank,
             item.disagreement,
         )
-        for item in found
+        for pk, item in zip(chosen, found, strict=True)
     ]

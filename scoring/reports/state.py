@@ -1,4 +1,5 @@
-"""The cache key of a campaign's data state, and dropping it: light enough for a signal handler.
+"""The cache keys of a campaign's data state and verdicts, and dropping them: light enough for a
+signal handler.
 
 :mod:`scoring.reports.dataset` keeps each campaign's fingerprint under this key; the handlers
 that see an exclusion change (``scoring.apps``) drop it without importing the analyses (SciPy,
@@ -15,10 +16,20 @@ def state_key(campaign_id: int) -> str:
     return f"paraeval:state:{campaign_id}"
 
 
+# What :mod:`scoring.reports.verdicts` keeps per campaign for the staff pages.
+VERDICT_KINDS = ("quality", "pairs", "disagreements", "facets", "totals", "status")
+
+
+def verdicts_key(campaign_id: int, kind: str) -> str:
+    """The cache key of one kind of verdicts the staff pages keep for a campaign."""
+    return f"paraeval:verdicts:{kind}:{campaign_id}"
+
+
 def forget_state(campaign_id: int) -> None:
-    """Drop the cached state of a campaign: the next report reads its fingerprint again.
+    """Drop the cached state of a campaign, and the verdicts the staff pages keep: the next
+    report reads its fingerprint again, the next staff page runs the quality pass again.
 
     Called when something the change stamp cannot see changed who is excluded (a staff
     override, the campaign's rule), so that "exclude flagged volunteers" follows at once.
     """
-    cache.delete(state_key(campaign_id))
+    cache.delete_many([state_key(campaign_id), *(verdicts_key(campaign_id, kind) for kind in VERDICT_KINDS)])

@@ -18,9 +18,10 @@ from django.views.decorators.cache import never_cache
 from django.views.decorators.http import require_GET, require_http_methods, require_POST
 
 from annotate import definitions, progress
-from annotate.models import Campaign, Pair
+from annotate.models import Campaign
 from annotate.teams import TeamError, campaign_or_404, team_for_new_campaign
 from paraeval.textcheck import loads_bounded
+from scoring.reports import verdicts
 from staff.forms import CampaignSettingsForm
 from staff.hub import public_campaign, volunteer_link
 
@@ -36,15 +37,16 @@ def _is_on_the_home_page(campaign: Campaign) -> bool:
 def _page(request: HttpRequest, form: CampaignSettingsForm, campaign: Campaign | None, **extra: Any) -> HttpResponse:
     context: dict[str, Any] = {"form": form, "campaign": campaign, **extra}
     if campaign is not None:
-        pairs = Pair.objects.filter(campaign=campaign)
+        # One scan of the campaign's pairs, kept until its data changes (the change stamp).
+        totals = verdicts.kept(campaign.pk, "totals", lambda: progress.pair_totals(campaign), campaign.judges_per_pair)
         context.update(
-            training=pairs.filter(is_training=True).count(),
-            checks=pairs.filter(is_check=True).count(),
-            pairs=pairs.filter(is_training=False, is_check=False).count(),
+            training=totals.training,
+            checks=totals.checks,
+            pairs=totals.pairs,
             volunteer_link=volunteer_link(campaign.slug),
             public=_is_on_the_home_page(campaign),
             public_setting=settings.PARAEVAL_PUBLIC_CAMPAIGN,
-            progress=progress.campaign_progress(campaign),
+            progress=progress.campaign_progress(campaign, totals=totals),
         )
     status = 400 if form.errors or extra.get("clone_problems") or extra.get("definition_problems") else 200
     return render(request, "staff/campaign_settings.html", context, status=status)

@@ -12,8 +12,8 @@ from django.views.decorators.http import require_GET
 
 from annotate.models import Pair
 from annotate.teams import campaign_or_404, visible_to
-from scoring.models import MetricConfig
 from scoring.reports import pair_pages
+from staff.paging import KnownCountPaginator
 
 
 @never_cache
@@ -37,17 +37,18 @@ def pair_list(request: HttpRequest, slug: str) -> HttpResponse:
     query = request.GET.get("q", "")[:200]
     origin = request.GET.get("origin", "")[:100]
     system = request.GET.get("system", "")[:100]
+    facets = pair_pages.facets(campaign)
     pairs = pair_pages.search(campaign, query, origin, system)
-    page = Paginator(pairs, pair_pages.PAGE_SIZE).get_page(request.GET.get("page"))
-    facets = Pair.objects.filter(campaign=campaign)
-    configs = list(
-        MetricConfig.objects.filter(scores__pair__campaign=campaign)
-        .distinct()
-        .order_by("label")
-        .values_list("pk", "label")
+    searched = bool(query.strip() or origin or system)
+    # Unsearched, the count is the campaign's, kept with the menus: no count over every pair.
+    paginator = (
+        Paginator(pairs, pair_pages.PAGE_SIZE)
+        if searched
+        else KnownCountPaginator(pairs, facets.pairs, pair_pages.PAGE_SIZE)
     )
+    page = paginator.get_page(request.GET.get("page"))
     metric = request.GET.get("metric", "")
-    chosen = next((pk for pk, _ in configs if str(pk) == metric), None)
+    chosen = next((pk for pk, _ in facets.configs if str(pk) == metric), None)
     context = {
         "campaign": campaign,
         "page": page,
@@ -55,9 +56,9 @@ def pair_list(request: HttpRequest, slug: str) -> HttpResponse:
         "query": query,
         "origin": origin,
         "system": system,
-        "origins": sorted(set(facets.exclude(origin="").values_list("origin", flat=True))),
-        "systems": sorted(set(facets.exclude(system="").values_list("system", flat=True))),
-        "configs": configs,
+        "origins": facets.origins,
+        "systems": facets.systems,
+        "configs": facets.configs,
         "metric": chosen,
         "disagreements": pair_pages.worst_disagreements(campaign, chosen) if chosen is not None else [],
     }

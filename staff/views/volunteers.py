@@ -1,11 +1,13 @@
 """Staff pages of a campaign's volunteers: judge quality, overrides, crowd-platform participants.
 
-Thin views over :mod:`annotate.quality` and :mod:`annotate.participants`.
+Thin views over :mod:`annotate.quality` (its verdicts kept by :mod:`scoring.reports.verdicts`)
+and :mod:`annotate.participants`.
 """
 
 from __future__ import annotations
 
 from django.contrib.admin.views.decorators import staff_member_required
+from django.core.paginator import Paginator
 from django.http import HttpRequest, HttpResponse, HttpResponseBadRequest, StreamingHttpResponse
 from django.shortcuts import redirect, render
 from django.views.decorators.cache import never_cache
@@ -16,8 +18,11 @@ from annotate.models import Volunteer
 from annotate.signals import announce_exclusions_changed
 from annotate.teams import campaign_or_404
 from paraeval.textcheck import InvalidText, first_invalid
+from scoring.reports import verdicts
 
 OVERRIDES = {"", "include", "exclude"}
+# Volunteers a page of the volunteers table shows.
+PAGE_SIZE = 100
 
 
 def _refuse(reason: str) -> HttpResponseBadRequest:
@@ -50,11 +55,15 @@ def volunteers(request: HttpRequest, slug: str) -> HttpResponse:
             return _refuse("no such volunteer in this campaign")
         announce_exclusions_changed(campaign.pk)
         return redirect("staff:volunteers", slug=slug)
-    verdicts = quality.campaign_quality(campaign)
+    found = verdicts.volunteer_verdicts(campaign)
+    # Flagged ones first, each group in the order they came (a stable sort).
+    ordered = sorted(found, key=lambda verdict: verdict.flagged, reverse=True)
+    page = Paginator(ordered, PAGE_SIZE).get_page(request.GET.get("page"))
     context = {
         "campaign": campaign,
-        "verdicts": verdicts,
-        "summary": participants.summary(campaign, verdicts),
+        "page": page,
+        "verdicts": page.object_list,
+        "summary": participants.summary(campaign, found),
         "rule": quality.Rule.of(campaign),
         "places": allocation.places(campaign),
     }
