@@ -60,6 +60,7 @@ from scoring.analysis.labels import (
 )
 from scoring.analysis.plain import to_json
 from scoring.analysis.thresholds import TiedBest, tied_best
+from scoring.analysis.weighted import WeightedSection, weighted_section
 
 # Bump when a change here changes any number of a report (part of the data version).
 ANALYSIS_VERSION = "3"  # 2: volunteers carry their pseudonym; 3: charts name their pairs (links to the pair pages)
@@ -136,6 +137,8 @@ class AnalysisInput:
     sources: list[str] | None = None  # source sentence per pair (groups of hypotheses)
     systems: list[str] | None = None  # system that produced each hypothesis ("" when none)
     external_ids: list[str] | None = None  # the pair's id in its corpus ("" when none), for links
+    # Adaptive selection: each pair's inclusion probability (scoring.analysis.selection); None: balanced.
+    inclusion_probability: FloatArray | None = None
 
     def __post_init__(self) -> None:
         n = len(self.pair_ids)
@@ -522,6 +525,7 @@ class Report:
     agreement: Agreement
     volunteers: list[VolunteerRow]
     bootstrap: BootstrapInfo
+    weighted: WeightedSection | None = None  # adaptive selection: the pool's weighted figures
 
     def result(self, metric_id: int, subset: str) -> MetricResult:
         return self.results[metric_id][subset]
@@ -1066,6 +1070,11 @@ def build_report(data: AnalysisInput, options: ReportOptions | None = None) -> R
             # "computing" when the intervals are left for later (options.intervals False).
             state="off" if options.resamples == 0 else "ready" if options.intervals else "computing",
             message="",
+        ),
+        weighted=None
+        if data.inclusion_probability is None
+        else weighted_section(
+            data.metrics, data.scores, labels.binary, labels.graded, data.inclusion_probability, labels.judgements > 0
         ),
     )
     if options.intervals and options.resamples > 0:

@@ -27,6 +27,7 @@ from scoring.analysis.report import (
     RankingSummary,
     Report,
 )
+from scoring.analysis.weighted import WeightedSection
 
 Best = Literal["max", "min", "min_abs"] | None
 
@@ -494,6 +495,43 @@ def volunteer_table(report: Report) -> Table:
     return table
 
 
+def weighted_table(section: WeightedSection) -> Table:
+    """Adaptive selection: every metric's figures for the whole pool, weighted, and why."""
+    low, high = fmt(section.smallest_weight, 1), fmt(section.largest_weight, 1)
+    table = Table(
+        "weighted",
+        "Weighted for the whole pool (adaptive selection)",
+        f"These figures are weighted: this campaign serves the pairs where the metrics disagree first, so its "
+        f"{section.judged_pairs} judged pairs of {section.pool_pairs} over-represent the disputed ones. Each judged "
+        f"pair counts 1 / its inclusion probability (weights from {low} to {high}; {section.estimator} estimator), "
+        "so the figures describe the whole pool. The tables below are unweighted: they describe the judged pairs.",
+        ["Metric"],
+        ["AUC", "AUC ± 1.96 SE", "Pearson", "Spearman", "Pairs"],
+    )
+    for metric in section.metrics:
+        interval = (
+            DASH
+            if metric.auc is None or metric.auc_se is None
+            else f"{fmt(metric.auc - 1.96 * metric.auc_se)}{EN_DASH}{fmt(metric.auc + 1.96 * metric.auc_se)}"
+        )
+        table.rows.append(
+            Row(
+                metric.label,
+                "",
+                [
+                    _cell(metric.auc, note=metric.reason),
+                    Cell(interval),
+                    _cell(metric.pearson),
+                    _cell(metric.spearman),
+                    Cell(str(metric.pairs), float(metric.pairs)),
+                ],
+            )
+        )
+    return table
+
+
 def all_tables(report: Report) -> list[Table]:
-    """Every table of a report, in the order the page and the command show them."""
-    return [*metric_tables(report), agreement_table(report), volunteer_table(report)]
+    """Every table of a report, in the order the page and the command show them (the weighted
+    table first, for an adaptive campaign)."""
+    weighted = [] if report.weighted is None else [weighted_table(report.weighted)]
+    return [*weighted, *metric_tables(report), agreement_table(report), volunteer_table(report)]
