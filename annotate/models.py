@@ -37,8 +37,8 @@ DEFAULT_EXCLUDE_SAME_ANSWER_SHARE = 0.9
 CAMPAIGN_LANGUAGE_CHOICES = [("en", "English"), ("fr", "French")]
 # How the allocator orders a campaign's pool (scoring/selection.py plans the adaptive order).
 SELECTION_CHOICES = [
-    ("balanced", "Balanced: every pair equally likely, in each volunteer's own shuffled order"),
-    ("adaptive", "Adaptive: pairs where the metrics disagree first, weighted so statistics stay unbiased"),
+    ("balanced", "Balanced (every pair equally likely)"),
+    ("adaptive", "Adaptive (where the metrics disagree first)"),
 ]
 PLATFORM_CHOICES = [("", "None (volunteers)"), ("prolific", "Prolific"), ("generic", "Other platform (URL parameters)")]
 

@@ -92,6 +92,7 @@ class CampaignSettingsForm(forms.ModelForm):
             team.empty_label = None  # type: ignore[attr-defined]
         for name in PLATFORM_PARAMETERS:  # left empty: Prolific's name, the model's default
             self.fields[name].required = False
+        self.fields["selection"].required = False  # left out (an older script): the balanced order
         if self.instance.pk is not None:
             # The address volunteers were given stays: a new slug is a clone.
             self.fields["slug"].disabled = True
@@ -104,6 +105,9 @@ class CampaignSettingsForm(forms.ModelForm):
             return team_for_new_campaign(self.user, team.name if team is not None else None)
         except TeamError as error:
             raise forms.ValidationError(str(error)) from None
+
+    def clean_selection(self) -> str:
+        return str(self.cleaned_data.get("selection") or "balanced")
 
     def clean_selection_metrics(self) -> str:
         """Named metrics must be among those that scored the campaign's pairs (once any did)."""

@@ -512,7 +512,9 @@ def weighted_table(section: WeightedSection) -> Table:
         interval = (
             DASH
             if metric.auc is None or metric.auc_se is None
-            else f"{fmt(metric.auc - 1.96 * metric.auc_se)}{EN_DASH}{fmt(metric.auc + 1.96 * metric.auc_se)}"
+            # An AUC lies in [0, 1]: the normal interval is cut there.
+            else f"{fmt(max(0.0, metric.auc - 1.96 * metric.auc_se))}{EN_DASH}"
+            f"{fmt(min(1.0, metric.auc + 1.96 * metric.auc_se))}"
         )
         table.rows.append(
             Row(
