@@ -76,6 +76,9 @@ def test_the_dashboard_opens_with_the_weighted_table(browser: WebDriver, live_se
     assert caption.startswith("These figures are weighted: this campaign serves the pairs where the metrics")
     headers = [th.text for th in browser.find_elements(By.CSS_SELECTOR, "#table-weighted thead th")]
     assert headers[-5:] == ["AUC", "AUC ± 1.96 SE", "Pearson", "Spearman", "Pairs"]
+    assert browser.find_element(By.CSS_SELECTOR, "#table-weighted-delta h2").text == (
+        "Weighted ΔAUC between metrics (adaptive selection)"
+    )
     browser.execute_script("document.getElementById('section-weighted').scrollIntoView()")
     full_page_screenshot(browser, artifacts_dir / "adaptive-dashboard-1366x768.png")
     window(browser, PHONE)

@@ -217,3 +217,41 @@ def test_the_weighted_delong_test_keeps_its_false_positive_rate_under_adaptive_s
         rejections += weighted.weighted_delong(ca, cb).p_value < 0.05
     rate = rejections / runs
     assert rate <= 0.05 + 2 * math.sqrt(0.05 * 0.95 / runs), rate
+
+
+def test_the_weighted_section_tests_every_two_metrics_holm_adjusted() -> None:
+    """Equal probabilities: every difference is DeLong's test; Holm's adjustment written here."""
+    from dataclasses import dataclass
+
+    @dataclass(frozen=True)
+    class Metric:
+        id: int
+        label: str
+        higher_is_closer: bool
+
+    a, b, positive, _ = sample_case(9, n=150)
+    c = -np.round(np.random.default_rng(10).normal(size=150) + 0.7 * positive, 1)  # lower is closer
+    metrics = [Metric(1, "A", True), Metric(2, "B", True), Metric(3, "C", False)]
+    binary = positive.astype(np.int8)
+    section = weighted.weighted_section(
+        metrics, np.vstack([a, b, c]), binary, np.full(150, np.nan), np.ones(150), np.ones(150, dtype=bool)
+    )
+    oriented = [a, b, -c]
+    expected = {}
+    for i, j in ((0, 1), (0, 2), (1, 2)):
+        expected[(i + 1, j + 1)] = paired.delong_test(
+            paired.delong_components(oriented[i], positive), paired.delong_components(oriented[j], positive)
+        )
+    raw = sorted((test[2], key) for key, test in expected.items())
+    holm_by_hand, running = {}, 0.0
+    for rank, (p, key) in enumerate(raw):
+        running = max(running, min(1.0, (3 - rank) * p))
+        holm_by_hand[key] = running
+    assert [(d.metric_a, d.metric_b) for d in section.differences] == [(1, 2), (1, 3), (2, 3)]
+    for d in section.differences:
+        difference, se, p = expected[(d.metric_a, d.metric_b)]
+        assert (d.difference, d.standard_error, d.p_value) == pytest.approx((difference, se, p), rel=1e-9)
+        assert d.p_holm == pytest.approx(holm_by_hand[(d.metric_a, d.metric_b)], rel=1e-9)
+        assert d.pairs == 150
+    assert section.metrics[2].auc == pytest.approx(paired.auc_from_ranks(stats.rankdata(-c), positive))
+    assert section.metrics[0].pearson is None  # no graded answers

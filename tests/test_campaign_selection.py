@@ -215,6 +215,16 @@ def test_the_dashboard_shows_weighted_figures_for_an_adaptive_campaign(client) -
     row = next(row for row in table["rows"] if row["label"] == "BLEU")
     assert row["cells"][0]["value"] == pytest.approx(expected, abs=5e-4)
     assert row["cells"][0]["text"] == fmt(expected)
+    # The weighted paired test of every two metrics: ΔAUC = the two loop AUCs' difference.
+    lev = dict(Score.objects.filter(pair__in=pairs, metric_config__label="LEV").values_list("pair_id", "value"))
+    expected_lev = loop_auc(-np.array([lev[pk] for pk in values]), gold, w)
+    delta = body["tables"][1]
+    assert (delta["key"], delta["title"]) == ("weighted-delta", "Weighted ΔAUC between metrics (adaptive selection)")
+    row = next(row for row in delta["rows"] if row["label"] == "BLEU \u2212 LEV")
+    assert row["cells"][0]["value"] == pytest.approx(expected - expected_lev, abs=5e-4)
+    assert row["cells"][4]["text"] == str(len(pairs))
+    low, high = row["cells"][1]["text"].split(" to ")
+    assert float(low) < row["cells"][0]["value"] < float(high)
     # A balanced campaign has no weighted table.
     balanced = make_scored_campaign(slug="fair", name="Fair")
     body = client.get("/staff/dashboard/data/", {"campaign": balanced.campaign.slug}).json()

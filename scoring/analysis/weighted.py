@@ -41,6 +41,8 @@ import numpy as np
 from numpy.typing import NDArray
 from scipy import stats
 
+from scoring.analysis.paired import holm
+
 FloatArray = NDArray[np.float64]
 BoolArray = NDArray[np.bool_]
 
@@ -205,6 +207,21 @@ class WeightedMetric:
 
 
 @dataclass(frozen=True)
+class WeightedDifference:
+    """AUC(a) - AUC(b) on the pairs both metrics scored, weighted; DeLong's test, weighted."""
+
+    metric_a: int
+    label_a: str
+    metric_b: int
+    label_b: str
+    pairs: int
+    difference: float | None
+    standard_error: float | None
+    p_value: float | None
+    p_holm: float | None  # Holm-adjusted over every two metrics, as the clusters are
+
+
+@dataclass(frozen=True)
 class WeightedSection:
     """The dashboard's weighted figures of an adaptive campaign, with the weights they used."""
 
@@ -214,6 +231,7 @@ class WeightedSection:
     smallest_weight: float | None
     largest_weight: float | None
     metrics: list[WeightedMetric]
+    differences: list[WeightedDifference]
 
 
 ESTIMATOR = "Hájek (inverse-probability weighted)"
@@ -257,6 +275,7 @@ def weighted_section(
             )
         )
     used = weights[judged]
+    differences = _differences(metrics, scores, binary, weights, judged)
     return WeightedSection(
         estimator=ESTIMATOR,
         judged_pairs=int(np.count_nonzero(judged)),
@@ -264,7 +283,43 @@ def weighted_section(
         smallest_weight=float(used.min()) if len(used) else None,
         largest_weight=float(used.max()) if len(used) else None,
         metrics=out,
+        differences=differences,
     )
+
+
+def _differences(
+    metrics: Sequence[MetricLike],
+    scores: FloatArray,
+    binary: NDArray[np.int8],
+    weights: FloatArray,
+    judged: BoolArray,
+) -> list[WeightedDifference]:
+    """The weighted paired test of every two metrics, Holm-adjusted together."""
+    oriented = [scores[i] if metric.higher_is_closer else -scores[i] for i, metric in enumerate(metrics)]
+    found = []
+    for a in range(len(metrics)):
+        for b in range(a + 1, len(metrics)):
+            usable = judged & np.isfinite(oriented[a]) & np.isfinite(oriented[b]) & (binary >= 0)
+            positive = binary[usable] == 1
+            first = weighted_components(oriented[a][usable], positive, weights[usable])
+            second = weighted_components(oriented[b][usable], positive, weights[usable])
+            test = None if first is None or second is None else weighted_delong(first, second)
+            found.append((a, b, int(np.count_nonzero(usable)), test))
+    adjusted = holm([None if test is None else test.p_value for _, _, _, test in found])
+    return [
+        WeightedDifference(
+            metric_a=metrics[a].id,
+            label_a=metrics[a].label,
+            metric_b=metrics[b].id,
+            label_b=metrics[b].label,
+            pairs=pairs,
+            difference=None if test is None else test.difference,
+            standard_error=None if test is None else test.standard_error,
+            p_value=None if test is None else test.p_value,
+            p_holm=p_holm,
+        )
+        for (a, b, pairs, test), p_holm in zip(found, adjusted, strict=True)
+    ]
 
 
 __all__ = [
@@ -272,6 +327,7 @@ __all__ = [
     "MetricLike",
     "PairedDifference",
     "WeightedComponents",
+    "WeightedDifference",
     "WeightedMetric",
     "WeightedSection",
     "auc_standard_error",

@@ -35,6 +35,7 @@ RATE_DIGITS = 3  # accuracies, F1, AUC, EER, correlations
 SCORE_DIGITS = 2  # scores and thresholds in the metric's own units (the paper's precision)
 DASH = "—"
 EN_DASH = "\u2013"  # between the ends of an interval
+MINUS = "\u2212"  # in a difference of two metrics
 
 
 @dataclass
@@ -532,8 +533,44 @@ def weighted_table(section: WeightedSection) -> Table:
     return table
 
 
+def weighted_difference_table(section: WeightedSection) -> Table:
+    """Adaptive selection: the weighted paired test of every two metrics (the clusters' test)."""
+    table = Table(
+        "weighted-delta",
+        "Weighted ΔAUC between metrics (adaptive selection)",
+        f"AUC(A) {MINUS} AUC(B) for the whole pool, weighted like the table above; DeLong's paired test with weighted "
+        "components, Holm-adjusted over every two metrics. The paired tests further down are unweighted.",
+        ["Comparison"],
+        ["ΔAUC", "95% interval", "p", "p (Holm)", "Pairs"],
+    )
+    for row in section.differences:
+        interval = (
+            DASH
+            if row.difference is None or row.standard_error is None
+            # "to", not a dash: the ends are often negative.
+            else f"{fmt(row.difference - 1.96 * row.standard_error)} to "
+            f"{fmt(row.difference + 1.96 * row.standard_error)}"
+        )
+        table.rows.append(
+            Row(
+                f"{row.label_a} {MINUS} {row.label_b}",
+                "",
+                [
+                    _cell(row.difference),
+                    Cell(interval),
+                    _cell(row.p_value, 4),
+                    _cell(row.p_holm, 4),
+                    Cell(str(row.pairs), float(row.pairs)),
+                ],
+            )
+        )
+    return table
+
+
 def all_tables(report: Report) -> list[Table]:
     """Every table of a report, in the order the page and the command show them (the weighted
     table first, for an adaptive campaign)."""
-    weighted = [] if report.weighted is None else [weighted_table(report.weighted)]
+    weighted = (
+        [] if report.weighted is None else [weighted_table(report.weighted), weighted_difference_table(report.weighted)]
+    )
     return [*weighted, *metric_tables(report), agreement_table(report), volunteer_table(report)]
