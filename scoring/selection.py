@@ -61,19 +61,22 @@ def _compared_configs(campaign: Campaign) -> list[MetricConfig]:
     return chosen
 
 
-def plan_selection(campaign: Campaign, *, seed: int | None = None, floor: float = FLOOR) -> SelectionPlan:
-    """Give every pool pair (not training, not check) its draw weight and order key."""
+def _refuse_if_judged(campaign: Campaign) -> None:
     if Judgement.objects.filter(pair__campaign=campaign, is_training=False, is_check=False).exists():
         raise SelectionError(
             f"campaign {campaign.slug!r} already has judgements: its order cannot be planned again "
             "(the pairs judged were drawn with the weights in force, and the statistics use them)"
         )
+
+
+def plan_selection(campaign: Campaign, *, seed: int | None = None, floor: float = FLOOR) -> SelectionPlan:
+    """Give every pool pair (not training, not check) its draw weight and order key."""
+    _refuse_if_judged(campaign)
     seed = settings.PARAEVAL_SEED if seed is None else seed
     configs = _compared_configs(campaign)
+    pool = Pair.objects.filter(campaign=campaign, is_training=False, is_check=False)
     ids = np.array(
-        Pair.objects.filter(campaign=campaign, is_training=False, is_check=False)
-        .order_by("id")
-        .values_list("id", flat=True),
+        pool.order_by("id").values_list("id", flat=True),
         dtype=np.int64,
     )
     scores = np.full((max(len(configs), 2), len(ids)), np.nan)
@@ -98,6 +101,10 @@ def plan_selection(campaign: Campaign, *, seed: int | None = None, floor: float 
         for pair_id, q, key, rank in zip(ids, weights, keys, ranks, strict=True)
     ]
     with transaction.atomic():
+        # The pool's rows locked first: an answer raises its pair's count under the same row lock,
+        # so no first judgement can slip in between the check below and the update.
+        list(pool.select_for_update(no_key=True).order_by("id").values_list("id", flat=True))
+        _refuse_if_judged(campaign)
         Pair.objects.bulk_update(pairs, ["selection_probability", "selection_key", "shuffle_key"], batch_size=2000)
     return SelectionPlan(
         pairs=len(ids),
