@@ -179,6 +179,7 @@ def run_corpus(corpus: Corpus, args: argparse.Namespace, noise: float, graded_no
     rng = np.random.default_rng([SEED, len(corpus.name), n])
     designs = {"balanced": None, "adaptive (all 4 metrics)": q_all, "adaptive (2 compared)": q_two}
     counts: dict[str, list[int]] = {name: [] for name in designs}
+    delta_counts: dict[str, list[int]] = {name: [] for name in designs}  # the compared ΔAUC's verdict alone
     bias_size = n // 4
     errors: dict[str, list[np.ndarray]] = {name: [] for name in designs}
     errors["adaptive (all 4 metrics), unweighted"] = []
@@ -205,6 +206,8 @@ def run_corpus(corpus: Corpus, args: argparse.Namespace, noise: float, graded_no
                 w = np.ones(size) if q is None else 1 / np.minimum(1, keys[order[size - 1]] * q[chosen])
                 verdicts.append(verdict(scores[:, chosen], labels[chosen], w, compared))
             counts[name].append(needed(verdicts, full, sizes))
+            alone = [(v[1],) if len(v) == 2 else v for v in verdicts]
+            delta_counts[name].append(needed(alone, (full[1],), sizes))
             chosen = order[:bias_size]
             w = np.ones(bias_size) if q is None else 1 / np.minimum(1, keys[order[bias_size - 1]] * q[chosen])
             errors[name].append(figures(scores[:, chosen], labels[chosen], graded[chosen], w) - full_figures)
@@ -226,17 +229,21 @@ def run_corpus(corpus: Corpus, args: argparse.Namespace, noise: float, graded_no
         f"Compared: {args.compared[0]} vs {args.compared[1]}; the full campaign finds their ΔAUC significant in "
         f"{full_significant} of {args.campaigns} campaigns. Checkpoints every {step} judgements."
     )
-    print("Judgements needed until the verdict equals the full campaign's (and stays):")
-    base = np.array(counts["balanced"], dtype=float)
     boot = np.random.default_rng(SEED)
-    for name, values in counts.items():
-        array = np.array(values, dtype=float)
-        se = array.std(ddof=1) / math.sqrt(len(array)) if len(array) > 1 else 0.0
-        line = f"  {name:26s} mean {array.mean():7.1f} ± {1.96 * se:5.1f} ({array.mean() / n:5.1%} of the pool)"
-        if name != "balanced":
-            saving, low, high = bootstrap_saving(base, array, boot)
-            line += f"; saving {saving:+.1%} (95 % CI {low:+.1%} to {high:+.1%})"
-        print(line)
+    for title, table in (
+        ("the verdict (clusters and compared ΔAUC)", counts),
+        ("the compared ΔAUC's sign and significance alone", delta_counts),
+    ):
+        print(f"Judgements needed until {title} equals the full campaign's (and stays):")
+        base = np.array(table["balanced"], dtype=float)
+        for name, values in table.items():
+            array = np.array(values, dtype=float)
+            se = array.std(ddof=1) / math.sqrt(len(array)) if len(array) > 1 else 0.0
+            line = f"  {name:26s} mean {array.mean():7.1f} ± {1.96 * se:5.1f} ({array.mean() / n:5.1%} of the pool)"
+            if name != "balanced":
+                saving, low, high = bootstrap_saving(base, array, boot)
+                line += f"; saving {saving:+.1%} (95 % CI {low:+.1%} to {high:+.1%})"
+            print(line)
     print(
         f"Mean error at {bias_size} judged pairs (a quarter of the pool), against the full pool, in MC standard errors:"
     )
