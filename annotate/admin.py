@@ -103,7 +103,10 @@ class CampaignAdmin(TeamScopedAdmin):
                 ]
             },
         ),
-        ("Rules", {"fields": ["quota", "judges_per_pair", "reservation_minutes"]}),
+        (
+            "Rules",
+            {"fields": ["quota", "judges_per_pair", "reservation_minutes", "selection", "selection_metrics"]},
+        ),
         (
             "Attention checks and the exclusion rule",
             {

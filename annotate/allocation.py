@@ -11,6 +11,10 @@ Rules:
   with the fewest judgements, each volunteer walks the pool in their own shuffled order (from a
   random point of the pairs' random ``shuffle_key`` order, drawn anew for each step from the
   volunteer's token), so that order effects are balanced between the judges of a pair.
+- Adaptive selection (``campaign.selection == "adaptive"``): every volunteer walks the pool
+  from the start of the order the planner wrote into ``shuffle_key`` (scoring/selection.py), so
+  within a level the pairs are served by increasing key, the most informative first; the
+  targets, reservations, take-overs and locks are exactly those of the balanced order.
 - Each assignment stores its ``position`` in the volunteer's sequence (1 = the first pair,
   training included), copied to the judgement and exported.
 - A volunteer's first campaign reservation is short (``PARAEVAL_FIRST_RESERVATION_MINUTES``)
@@ -408,7 +412,10 @@ def _claim_campaign_pair(
     When none is free and ``take_over`` allows it, a pair held by a volunteer who has not
     answered is taken over (:func:`_take_over`).
     """
-    start = shuffle_point(volunteer.token, step)
+    # Adaptive selection: everyone walks the pool from the start of the planned order (the
+    # planner wrote it into ``shuffle_key``), so pairs are first served by increasing key;
+    # the level-by-level walk, the reservations and the locks are the same as in a balanced one.
+    start = 0 if campaign.selection == "adaptive" else shuffle_point(volunteer.token, step)
     stale: list[int] = []
     while True:
         # A savepoint per attempt: the lock on a pair we end up not taking is released at

@@ -31,6 +31,8 @@ SETTINGS_FIELDS: tuple[str, ...] = (
     "quota",
     "judges_per_pair",
     "reservation_minutes",
+    "selection",
+    "selection_metrics",
     "is_open",
     "check_positions",
     "check_every",

@@ -35,6 +35,11 @@ DEFAULT_EXCLUDE_MEDIAN_SECONDS = 2.0
 DEFAULT_EXCLUDE_SAME_ANSWER_SHARE = 0.9
 
 CAMPAIGN_LANGUAGE_CHOICES = [("en", "English"), ("fr", "French")]
+# How the allocator orders a campaign's pool (scoring/selection.py plans the adaptive order).
+SELECTION_CHOICES = [
+    ("balanced", "Balanced (every pair equally likely)"),
+    ("adaptive", "Adaptive (where the metrics disagree first)"),
+]
 PLATFORM_CHOICES = [("", "None (volunteers)"), ("prolific", "Prolific"), ("generic", "Other platform (URL parameters)")]
 
 
@@ -55,6 +60,30 @@ def validate_positions(text: str) -> None:
     """Model validator of ``Campaign.check_positions``."""
     try:
         parse_positions(text)
+    except ValueError as error:
+        raise ValidationError(str(error)) from None
+
+
+def parse_metric_names(text: str) -> list[str]:
+    """'bleu, bertscore' -> ['bleu', 'bertscore']; empty -> [] (all metrics); raises ValueError
+    saying what is wrong: adaptive selection compares exactly two distinct metrics, or all."""
+    names = [item.strip() for item in text.replace(";", ",").split(",") if item.strip()]
+    if not names:
+        return []
+    if len(names) != 2:
+        raise ValueError(
+            f"name exactly two metrics separated by a comma, e.g. 'bleu, bertscore' (or none for all metrics); "
+            f"got {len(names)}: {', '.join(names)}"
+        )
+    if names[0] == names[1]:
+        raise ValueError(f"the two metrics must differ; got {names[0]!r} twice")
+    return names
+
+
+def validate_metric_names(text: str) -> None:
+    """Model validator of ``Campaign.selection_metrics``."""
+    try:
+        parse_metric_names(text)
     except ValueError as error:
         raise ValidationError(str(error)) from None
 
@@ -97,6 +126,20 @@ class Campaign(models.Model):
     close_when_full = models.BooleanField(
         default=False,
         help_text="Close the campaign by itself once every pair has all its judges (useful on a paid platform).",
+    )
+    selection = models.CharField(
+        max_length=10,
+        choices=SELECTION_CHOICES,
+        default="balanced",
+        help_text="Which pairs come first. Adaptive serves the pairs where the compared metrics disagree most "
+        "first; the dashboard then weights every statistic by the inverse of each pair's inclusion probability.",
+    )
+    selection_metrics = models.CharField(
+        max_length=300,
+        blank=True,
+        default="",
+        validators=[validate_metric_names],
+        help_text="Adaptive selection: the two metric names compared, e.g. 'bleu, bertscore' (empty: all metrics).",
     )
     language = models.CharField(
         max_length=10,
@@ -194,6 +237,26 @@ class Campaign(models.Model):
             if self.is_public:
                 Campaign.objects.filter(is_public=True).exclude(pk=self.pk).update(is_public=False)
 
+    def clean(self) -> None:
+        """The order of the pool is fixed once volunteers judged: the pairs judged so far were drawn
+        with it, and the dashboard's weights must describe how they were drawn."""
+        super().clean()
+        if self.pk is None:
+            return
+        stored = Campaign.objects.filter(pk=self.pk).values_list("selection", "selection_metrics").first()
+        if stored is None or stored == (self.selection, self.selection_metrics):
+            return
+        judged = Judgement.objects.filter(pair__campaign_id=self.pk, is_training=False, is_check=False).exists()
+        if judged:
+            field = "selection" if stored[0] != self.selection else "selection_metrics"
+            raise ValidationError(
+                {
+                    field: "The selection cannot change once volunteers have judged campaign pairs: the pairs "
+                    "judged so far were drawn with the current one, and the statistics weight them by it. "
+                    "Clone the campaign to start one with another selection."
+                }
+            )
+
     @property
     def label(self) -> str:
         """The name with the slug: two campaigns may share a name, never a slug (menus, selects)."""
@@ -242,6 +305,17 @@ class Pair(models.Model):
         default=new_shuffle_key,
         editable=False,
         help_text="Random key: each volunteer walks the pairs from their own random point of this order.",
+    )
+    # Adaptive selection (scoring/selection.py): the pair's draw weight q in (0, 1] and its order
+    # key u / q (u uniform, seeded). Pairs are served by increasing key, so the pairs served once
+    # the keys reach t are a Poisson sample with inclusion probability min(1, t q). Written by the
+    # planner only while the campaign has no campaign judgement, so the weight in force when a
+    # pair's first judgement is stored is the one it was drawn with.
+    selection_probability = models.FloatField(
+        null=True, blank=True, editable=False, help_text="Adaptive selection: the pair's draw weight (0 to 1]."
+    )
+    selection_key = models.FloatField(
+        null=True, blank=True, editable=False, help_text="Adaptive selection: the pair's order key (u / weight)."
     )
     created_at = models.DateTimeField(auto_now_add=True)
 

@@ -2,12 +2,15 @@
 
 from __future__ import annotations
 
+import contextlib
 from typing import Any
 
 from django import forms
 
-from annotate.models import Campaign
+from annotate.models import Campaign, parse_metric_names
 from annotate.teams import TeamError, team_for_new_campaign, teams_for
+from scoring.models import MetricConfig
+from scoring.selection import SelectionError, plan_selection
 
 # One line per setting, as the form shows it under the field (the model's help text is for the admin).
 EXPLANATIONS: dict[str, str] = {
@@ -19,6 +22,9 @@ EXPLANATIONS: dict[str, str] = {
     "judges_per_pair": "How many volunteers judge each pair; 2 or more makes agreement measurable.",
     "quota": "Campaign pairs each volunteer judges, training pairs not included.",
     "reservation_minutes": "How long a pair shown to a volunteer stays theirs before another may get it.",
+    "selection": "Balanced: every pair equally likely. Adaptive: pairs where the compared metrics disagree come "
+    "first, and the dashboard weights every figure so it still describes the whole pool.",
+    "selection_metrics": "Adaptive: the two metrics whose ΔAUC you compare, e.g. bleu, bertscore (empty: all metrics).",
     "check_positions": "Where checks appear among a volunteer's pairs, e.g. 5, 20, 40 (empty: use the spacing).",
     "check_every": "Or one check after every N campaign pairs (used when no positions are given).",
     "exclude_failed_checks": "Exclude a volunteer who failed this many checks or more (empty: never).",
@@ -52,6 +58,8 @@ class CampaignSettingsForm(forms.ModelForm[Campaign]):
             "quota": "Pairs per volunteer",
             "judges_per_pair": "Judges per pair",
             "reservation_minutes": "Reservation (minutes)",
+            "selection": "Selection of the next pairs",
+            "selection_metrics": "Compared metrics",
             "check_positions": "Check positions",
             "check_every": "Check spacing",
             "exclude_failed_checks": "Exclude after failed checks",
@@ -84,6 +92,7 @@ class CampaignSettingsForm(forms.ModelForm[Campaign]):
             team.empty_label = None  # type: ignore[attr-defined]
         for name in PLATFORM_PARAMETERS:  # left empty: Prolific's name, the model's default
             self.fields[name].required = False
+        self.fields["selection"].required = False  # left out (an older script): the balanced order
         if self.instance.pk is not None:
             # The address volunteers were given stays: a new slug is a clone.
             self.fields["slug"].disabled = True
@@ -96,6 +105,32 @@ class CampaignSettingsForm(forms.ModelForm[Campaign]):
             return team_for_new_campaign(self.user, team.name if team is not None else None)
         except TeamError as error:
             raise forms.ValidationError(str(error)) from None
+
+    def clean_selection(self) -> str:
+        return str(self.cleaned_data.get("selection") or "balanced")
+
+    def clean_selection_metrics(self) -> str:
+        """Named metrics must be among those that scored the campaign's pairs (once any did)."""
+        text = str(self.cleaned_data.get("selection_metrics") or "")
+        if self.instance.pk is None or not text.strip():
+            return text
+        scored = set(MetricConfig.objects.filter(scores__pair__campaign=self.instance).values_list("metric", flat=True))
+        unknown = [name for name in parse_metric_names(text) if name not in scored]
+        if scored and unknown:
+            raise forms.ValidationError(
+                f"No scores of {', '.join(repr(name) for name in unknown)} in this campaign; "
+                f"the metrics that scored its pairs are: {', '.join(sorted(scored))}."
+            )
+        return text
+
+    def save(self, commit: bool = True) -> Campaign:
+        """Save; an adaptive campaign without judgements gets its order planned from the scores."""
+        campaign: Campaign = super().save(commit=commit)
+        if commit and campaign.selection == "adaptive":
+            # Judged already (the order stays) or no scores yet: the plan_selection command runs later.
+            with contextlib.suppress(SelectionError):
+                plan_selection(campaign)
+        return campaign
 
     def clean(self) -> dict[str, object]:
         cleaned = super().clean() or {}

@@ -7,7 +7,7 @@ from typing import Any
 from django.core.paginator import Paginator
 
 
-class KnownCountPaginator(Paginator):
+class KnownCountPaginator(Paginator[Any]):
     """A paginator told how many rows there are (a kept count), so that it never counts them."""
 
     def __init__(self, object_list: Any, count: int, per_page: int = 50) -> None:

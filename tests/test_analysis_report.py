@@ -225,7 +225,9 @@ def test_report_json_is_strict_json_with_the_keys_the_page_reads(report):
         "agreement",
         "volunteers",
         "bootstrap",
+        "weighted",  # null unless the campaign uses adaptive selection
     ]
+    assert parsed["weighted"] is None
     assert parsed["reference"] == "volunteers" and "wait" not in parsed["bootstrap"]
     # The chart library's names (camelCase) and the confusion flattened into Table 2's result.
     assert set(parsed["charts"]["3"]["box"]["yes"]) >= {"whiskerMin", "whiskerMax", "q1", "outliers"}

@@ -6,6 +6,7 @@ Real concurrency (many connections at once) is in test_campaign_concurrency.py.
 from __future__ import annotations
 
 import hashlib
+import sys
 from datetime import timedelta
 from typing import Any
 
@@ -19,9 +20,37 @@ from annotate.counters import recount_judgements
 from annotate.labels import Label
 from annotate.models import Assignment, Campaign, Judgement, Pair, Volunteer
 from annotate.signals import judgement_recorded
+from tests import builders
 from tests.builders import make_campaign, make_judgement, make_pair, make_training_pairs, make_volunteer
 
 pytestmark = pytest.mark.django_db
+
+# Both selections keep every allocation guarantee: each test runs with the balanced order and the
+# adaptive one (everyone walks the planned order from its start); the few tests about the
+# per-volunteer shuffle itself run with the balanced order only.
+BALANCED_ONLY = {
+    "test_each_volunteer_meets_the_pairs_in_an_order_of_their_own",
+    "test_the_shuffle_is_a_function_of_the_token_and_survives_a_restart",
+    "test_the_allocation_query_walks_the_index_on_postgresql",
+}
+
+
+def pytest_generate_tests(metafunc: pytest.Metafunc) -> None:
+    if "selection" in metafunc.fixturenames:
+        kinds = ["balanced"] if metafunc.function.__name__ in BALANCED_ONLY else ["balanced", "adaptive"]
+        metafunc.parametrize("selection", kinds, indirect=True)
+
+
+@pytest.fixture(autouse=True)
+def selection(request: pytest.FixtureRequest, monkeypatch: pytest.MonkeyPatch) -> str:
+    """Campaigns made by this module's tests use the parametrized selection."""
+    kind = str(getattr(request, "param", "balanced"))
+
+    def make(**fields: Any) -> Campaign:
+        return builders.make_campaign(**{"selection": kind, **fields})
+
+    monkeypatch.setattr(sys.modules[__name__], "make_campaign", make)
+    return kind
 
 
 def volunteer_of(campaign: Campaign, **fields: Any) -> Volunteer:

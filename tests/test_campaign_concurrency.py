@@ -7,9 +7,11 @@ so these tests are skipped there (with the reason).
 
 from __future__ import annotations
 
+import sys
 import threading
 from collections import Counter
 from collections.abc import Callable
+from typing import Any
 
 import pytest
 from django.db import connection
@@ -20,9 +22,30 @@ from annotate.allocation import EndReason
 from annotate.counters import recount_judgements
 from annotate.labels import Label
 from annotate.models import Assignment, Campaign, Judgement, Pair, Volunteer
+from tests import builders
 from tests.builders import make_campaign, make_pair, make_training_pairs, make_volunteer
 
 pytestmark = [pytest.mark.postgres, pytest.mark.django_db(transaction=True)]
+
+
+# The races run with the balanced order and with the adaptive one (everyone walks the planned
+# order from its start, so adaptive volunteers contend for the same first pairs: the harder case).
+def pytest_generate_tests(metafunc: pytest.Metafunc) -> None:
+    if "selection" in metafunc.fixturenames:
+        metafunc.parametrize("selection", ["balanced", "adaptive"], indirect=True)
+
+
+@pytest.fixture(autouse=True)
+def selection(request: pytest.FixtureRequest, monkeypatch: pytest.MonkeyPatch) -> str:
+    """Campaigns made by this module's tests use the parametrized selection."""
+    kind = str(getattr(request, "param", "balanced"))
+
+    def make(**fields: Any) -> Campaign:
+        return builders.make_campaign(**{"selection": kind, **fields})
+
+    monkeypatch.setattr(sys.modules[__name__], "make_campaign", make)
+    return kind
+
 
 # Enough to overlap for real, few enough to leave connections to the other test runs.
 THREADS = 24

@@ -353,6 +353,7 @@ def load(campaign: Campaign, filters: Filters) -> AnalysisInput:
 
     training_total = sum(answers for answers, _ in training_by_volunteer.values())
     return AnalysisInput(
+        inclusion_probability=pool_inclusion_probabilities(campaign, ids),
         pair_ids=ids,
         origins=origins,
         edit_distance=edit_distance,
@@ -368,6 +369,24 @@ def load(campaign: Campaign, filters: Filters) -> AnalysisInput:
         systems=[row[6] for row in pair_rows],
         external_ids=[row[7] for row in pair_rows],
     )
+
+
+def pool_inclusion_probabilities(campaign: Campaign, ids: np.ndarray) -> np.ndarray | None:
+    """Adaptive selection: each pair's inclusion probability ``min(1, t q)`` (``t`` the largest
+    order key among the pool's judged pairs, whatever the filters); None for a balanced campaign.
+
+    A pair without a planned weight (imported after the plan) counts as certain once judged.
+    """
+    if campaign.selection != "adaptive":
+        return None
+    pool = Pair.objects.filter(campaign=campaign, is_training=False, is_check=False)
+    threshold = pool.filter(judgement_count__gt=0).aggregate(top=Max("selection_key"))["top"]
+    planned = dict(pool.filter(id__in=ids.tolist()).values_list("id", "selection_probability"))
+    weights = np.array([planned.get(int(pair_id)) or 1.0 for pair_id in ids], dtype=np.float64)
+    if threshold is None:
+        return np.ones(len(ids))
+    # The same rule as scoring.analysis.selection.inclusion_probabilities, with t read by the database.
+    return np.minimum(1.0, float(threshold) * weights)
 
 
 def origins(campaign: Campaign) -> list[str]:

@@ -27,6 +27,7 @@ from scoring.analysis.report import (
     RankingSummary,
     Report,
 )
+from scoring.analysis.weighted import WeightedSection
 
 Best = Literal["max", "min", "min_abs"] | None
 
@@ -34,6 +35,7 @@ RATE_DIGITS = 3  # accuracies, F1, AUC, EER, correlations
 SCORE_DIGITS = 2  # scores and thresholds in the metric's own units (the paper's precision)
 DASH = "—"
 EN_DASH = "\u2013"  # between the ends of an interval
+MINUS = "\u2212"  # in a difference of two metrics
 
 
 @dataclass
@@ -494,6 +496,81 @@ def volunteer_table(report: Report) -> Table:
     return table
 
 
+def weighted_table(section: WeightedSection) -> Table:
+    """Adaptive selection: every metric's figures for the whole pool, weighted, and why."""
+    low, high = fmt(section.smallest_weight, 1), fmt(section.largest_weight, 1)
+    table = Table(
+        "weighted",
+        "Weighted for the whole pool (adaptive selection)",
+        f"These figures are weighted: this campaign serves the pairs where the metrics disagree first, so its "
+        f"{section.judged_pairs} judged pairs of {section.pool_pairs} over-represent the disputed ones. Each judged "
+        f"pair counts 1 / its inclusion probability (weights from {low} to {high}; {section.estimator} estimator), "
+        "so the figures describe the whole pool. The tables below are unweighted: they describe the judged pairs.",
+        ["Metric"],
+        ["AUC", "AUC ± 1.96 SE", "Pearson", "Spearman", "Pairs"],
+    )
+    for metric in section.metrics:
+        interval = (
+            DASH
+            if metric.auc is None or metric.auc_se is None
+            # An AUC lies in [0, 1]: the normal interval is cut there.
+            else f"{fmt(max(0.0, metric.auc - 1.96 * metric.auc_se))}{EN_DASH}"
+            f"{fmt(min(1.0, metric.auc + 1.96 * metric.auc_se))}"
+        )
+        table.rows.append(
+            Row(
+                metric.label,
+                "",
+                [
+                    _cell(metric.auc, note=metric.reason),
+                    Cell(interval),
+                    _cell(metric.pearson),
+                    _cell(metric.spearman),
+                    Cell(str(metric.pairs), float(metric.pairs)),
+                ],
+            )
+        )
+    return table
+
+
+def weighted_difference_table(section: WeightedSection) -> Table:
+    """Adaptive selection: the weighted paired test of every two metrics (the clusters' test)."""
+    table = Table(
+        "weighted-delta",
+        "Weighted ΔAUC between metrics (adaptive selection)",
+        f"AUC(A) {MINUS} AUC(B) for the whole pool, weighted like the table above; DeLong's paired test with weighted "
+        "components, Holm-adjusted over every two metrics. The paired tests further down are unweighted.",
+        ["Comparison"],
+        ["ΔAUC", "95% interval", "p", "p (Holm)", "Pairs"],
+    )
+    for row in section.differences:
+        interval = (
+            DASH
+            if row.difference is None or row.standard_error is None
+            # "to", not a dash: the ends are often negative.
+            else f"{fmt(row.difference - 1.96 * row.standard_error)} to "
+            f"{fmt(row.difference + 1.96 * row.standard_error)}"
+        )
+        table.rows.append(
+            Row(
+                f"{row.label_a} {MINUS} {row.label_b}",
+                "",
+                [
+                    _cell(row.difference),
+                    Cell(interval),
+                    _cell(row.p_value, 4),
+                    _cell(row.p_holm, 4),
+                    Cell(str(row.pairs), float(row.pairs)),
+                ],
+            )
+        )
+    return table
+
+
 def all_tables(report: Report) -> list[Table]:
-    """Every table of a report, in the order the page and the command show them."""
-    return [*metric_tables(report), agreement_table(report), volunteer_table(report)]
+    """Every table of a report, in the order the page and the command show them (the weighted
+    table first, for an adaptive campaign)."""
+    weighted = (
+        [] if report.weighted is None else [weighted_table(report.weighted), weighted_difference_table(report.weighted)]
+    )
+    return [*weighted, *metric_tables(report), agreement_table(report), volunteer_table(report)]

@@ -30,6 +30,7 @@ from scoring.analysis.report.records import (
 )
 from scoring.analysis.report.subsets import subsets
 from scoring.analysis.report.volunteers import agreement_section, volunteer_section
+from scoring.analysis.weighted import weighted_section
 
 # --- the report ------------------------------------------------------------------------------
 
@@ -118,6 +119,11 @@ def build_report(data: AnalysisInput, options: ReportOptions | None = None) -> R
             # "computing" when the intervals are left for later (options.intervals False).
             state="off" if options.resamples == 0 else "ready" if options.intervals else "computing",
             message="",
+        ),
+        weighted=None
+        if data.inclusion_probability is None
+        else weighted_section(
+            data.metrics, data.scores, labels.binary, labels.graded, data.inclusion_probability, labels.judgements > 0
         ),
     )
     if options.intervals and options.resamples > 0:

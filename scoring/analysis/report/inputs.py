@@ -93,6 +93,8 @@ class AnalysisInput:
     sources: list[str] | None = None  # source sentence per pair (groups of hypotheses)
     systems: list[str] | None = None  # system that produced each hypothesis ("" when none)
     external_ids: list[str] | None = None  # the pair's id in its corpus ("" when none), for links
+    # Adaptive selection: each pair's inclusion probability (scoring.analysis.selection); None: balanced.
+    inclusion_probability: FloatArray | None = None
 
     def __post_init__(self) -> None:
         n = len(self.pair_ids)

@@ -10,6 +10,7 @@ from scoring.analysis.labels import (
     Reference,
 )
 from scoring.analysis.plain import to_json
+from scoring.analysis.weighted import WeightedSection
 
 # --- the typed report ------------------------------------------------------------------------
 #
@@ -368,6 +369,7 @@ class Report:
     agreement: Agreement
     volunteers: list[VolunteerRow]
     bootstrap: BootstrapInfo
+    weighted: WeightedSection | None = None  # adaptive selection: the pool's weighted figures
 
     def result(self, metric_id: int, subset: str) -> MetricResult:
         return self.results[metric_id][subset]

@@ -1,0 +1,317 @@
+"""Adaptive selection against the balanced order: judgements needed to reach the full campaign's
+verdict, and the bias of the weighted figures, in simulated campaigns on real corpora.
+
+Gold labels stand in for volunteers: MRPC test (binary gold), PIT-2015 test (expert grade: 4-5
+paraphrase, 0-2 not, 3 left out) and STS-B test (score 3 or more: paraphrase; the graded score
+for the correlations). Each simulated volunteer answers the gold label flipped with probability
+ε, the share of PIT-2015 dev crowd votes that differ from their pair's majority (5 votes per
+pair, measured here); the graded answer of STS-B is the gold score plus normal noise of the
+spread between PIT's votes scaled to 0-5. One judge per pair.
+
+Four cheap metrics score every pair: character Levenshtein similarity, smoothed sentence BLEU,
+1 - WER and a bag-of-words cosine. The researcher's question: the ΔAUC of the two named metrics
+(``--compared``) and the significance clusters of all four (WMT practice: a metric's rank is 1 +
+the metrics significantly better; DeLong's test, Holm-adjusted, alpha = 0.05), as the
+meta-evaluation computes them.
+
+A simulated campaign draws the volunteers' noisy answers once; the balanced order is a random
+permutation of the pool; the adaptive order is the planner's (draw weights from the spread of
+rank-normalised scores of all four metrics, or of the two compared ones, floor 0.1; keys u / q).
+At every checkpoint (a 40th of the pool) the verdict is computed from the pairs judged so far,
+weighted by 1 / inclusion probability for the adaptive order (scoring.analysis.weighted, the
+dashboard's estimators). *Judgements needed* is the first checkpoint from which the verdict
+equals the full campaign's at every later checkpoint (same clusters, same sign and significance
+of the compared ΔAUC). The saving is 1 - mean(adaptive) / mean(balanced), with a 95 % bootstrap
+interval over the campaigns. The bias: at a quarter of the pool, the mean error of every
+metric's AUC, Pearson and Spearman against the full pool's, in Monte-Carlo standard errors.
+
+    .venv/bin/python benchmarks/record.py adaptive_selection -- .venv/bin/python benchmarks/adaptive_selection.py
+    .venv/bin/python benchmarks/adaptive_selection.py --campaigns 20   # a quick run
+"""
+
+from __future__ import annotations
+
+import argparse
+import math
+import os
+import sys
+import time
+from collections import Counter
+from dataclasses import dataclass
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(ROOT))
+
+import numpy as np  # noqa: E402
+
+from scoring.analysis import selection, weighted  # noqa: E402
+from scoring.analysis.paired import holm  # noqa: E402
+from scoring.metrics.bleu import _sacrebleu  # noqa: E402
+from scoring.metrics.lexical import normalised_char_distance, word_error_rate, words  # noqa: E402
+
+DATA = Path(os.environ.get("PARAEVAL_SHARED_DATA") or ROOT.parent / "shared" / "data")
+SEED = 20250101  # PARAEVAL_SEED's default
+METRICS = ["levenshtein", "bleu", "wer", "bow_cosine"]
+ALPHA = 0.05
+CHECKPOINTS = 40
+
+
+@dataclass
+class Corpus:
+    name: str
+    sources: list[str]
+    hypotheses: list[str]
+    gold: np.ndarray  # 1 paraphrase / 0 not
+    graded: np.ndarray | None  # graded gold (STS-B) or None
+
+
+def read_lines(path: Path, encoding: str = "utf-8") -> list[list[str]]:
+    with path.open(encoding=encoding) as handle:
+        return [line.rstrip("\n").split("\t") for line in handle if line.strip()]
+
+
+def load_mrpc() -> Corpus:
+    rows = read_lines(DATA / "mrpc" / "msr_paraphrase_test.txt", "utf-8-sig")[1:]
+    return Corpus("MRPC test", [r[3] for r in rows], [r[4] for r in rows], np.array([int(r[0]) for r in rows]), None)
+
+
+def load_pit() -> Corpus:
+    rows = [r for r in read_lines(DATA / "pit2015" / "test.data") if int(r[4]) != 3]
+    gold = np.array([1 if int(r[4]) >= 4 else 0 for r in rows])
+    return Corpus("PIT-2015 test", [r[2] for r in rows], [r[3] for r in rows], gold, None)
+
+
+def load_stsb() -> Corpus:
+    rows = read_lines(DATA / "stsb" / "sts-test.csv")
+    scores = np.array([float(r[4]) for r in rows])
+    return Corpus("STS-B test", [r[5] for r in rows], [r[6] for r in rows], (scores >= 3).astype(int), scores)
+
+
+def pit_noise() -> tuple[float, float, int]:
+    """ε: the share of PIT-2015 dev votes against their pair's majority; and the spread of the
+    votes (standard deviation of one vote's 0/1 answer around its pair's mean), for graded noise."""
+    rows = read_lines(DATA / "pit2015" / "dev.data")
+    votes = [tuple(int(x) for x in r[4].strip("()").split(",")) for r in rows]
+    minority = sum(min(p, n) for p, n in votes)
+    total = sum(p + n for p, n in votes)
+    spread = math.sqrt(np.mean([(p / (p + n)) * (n / (p + n)) * (p + n) / (p + n - 1) for p, n in votes]))
+    return minority / total, spread, len(votes)
+
+
+def bow_cosine(a: str, b: str) -> float:
+    ca, cb = Counter(w.lower() for w in words(a)), Counter(w.lower() for w in words(b))
+    dot = sum(ca[w] * cb[w] for w in ca)
+    norm = math.sqrt(sum(v * v for v in ca.values()) * sum(v * v for v in cb.values()))
+    return dot / norm if norm else 0.0
+
+
+def metric_scores(corpus: Corpus) -> np.ndarray:
+    """Metrics x pairs, each oriented so that higher means closer in meaning."""
+    bleu = _sacrebleu("13a", "exp", False)
+    rows = [
+        [1 - normalised_char_distance(s, h) for s, h in zip(corpus.sources, corpus.hypotheses, strict=True)],
+        [bleu.sentence_score(h, [s]).score for s, h in zip(corpus.sources, corpus.hypotheses, strict=True)],
+        [-word_error_rate(s, h) for s, h in zip(corpus.sources, corpus.hypotheses, strict=True)],
+        [bow_cosine(s, h) for s, h in zip(corpus.sources, corpus.hypotheses, strict=True)],
+    ]
+    return np.array(rows, dtype=np.float64)
+
+
+def verdict(scores: np.ndarray, labels: np.ndarray, w: np.ndarray, compared: tuple[int, int]) -> tuple:
+    """(cluster rank of every metric, sign of the compared ΔAUC when significant else 0)."""
+    positive = labels == 1
+    parts = [weighted.weighted_components(row, positive, w) for row in scores]
+    if any(part is None for part in parts):
+        return ("undefined",)
+    tests = []
+    for a in range(len(parts)):
+        for b in range(a + 1, len(parts)):
+            tests.append((a, b, weighted.weighted_delong(parts[a], parts[b])))  # type: ignore[arg-type]
+    adjusted = holm([t[2].p_value for t in tests])
+    better = [0] * len(parts)
+    sign = 0
+    for (a, b, test), p in zip(tests, adjusted, strict=True):
+        if p is not None and p < ALPHA and test.difference != 0:
+            better[b if test.difference > 0 else a] += 1
+        if {a, b} == set(compared) and test.p_value < ALPHA:
+            sign = int(np.sign(test.difference)) * (1 if a == compared[0] else -1)
+    return (tuple(1 + x for x in better), sign)
+
+
+def needed(verdicts: list[tuple], full: tuple, sizes: list[int]) -> int:
+    """The first checkpoint from which every verdict equals the full campaign's."""
+    at = len(sizes) - 1
+    while at > 0 and verdicts[at - 1] == full:
+        at -= 1
+    return sizes[at]
+
+
+def figures(scores: np.ndarray, labels: np.ndarray, graded: np.ndarray, w: np.ndarray) -> np.ndarray:
+    """AUC, Pearson and Spearman of every metric (weighted), flattened."""
+    out = []
+    for row in scores:
+        out.append(weighted.hajek_auc(row, labels == 1, w))
+        out.append(weighted.weighted_pearson(row, graded, w))
+        out.append(weighted.weighted_spearman(row, graded, w))
+    return np.array([np.nan if x is None else x for x in out])
+
+
+def bootstrap_saving(bal: np.ndarray, ada: np.ndarray, rng: np.random.Generator) -> tuple[float, float, float]:
+    saving = 1 - ada.mean() / bal.mean()
+    draws = []
+    for _ in range(2000):
+        pick = rng.integers(0, len(bal), len(bal))
+        draws.append(1 - ada[pick].mean() / bal[pick].mean())
+    low, high = np.percentile(draws, [2.5, 97.5])
+    return float(saving), float(low), float(high)
+
+
+def run_corpus(corpus: Corpus, args: argparse.Namespace, noise: float, graded_noise: float) -> None:
+    started = time.perf_counter()
+    scores = metric_scores(corpus)
+    n = len(corpus.gold)
+    compared = (METRICS.index(args.compared[0]), METRICS.index(args.compared[1]))
+    q_all = selection.draw_weights(selection.disagreement(scores), args.floor)
+    q_two = selection.draw_weights(selection.disagreement(scores[list(compared)]), args.floor)
+    step = math.ceil(n / CHECKPOINTS)
+    sizes = [min(n, step * k) for k in range(1, CHECKPOINTS + 1)]
+    rng = np.random.default_rng([SEED, len(corpus.name), n])
+    designs = {"balanced": None, "adaptive (all 4 metrics)": q_all, "adaptive (2 compared)": q_two}
+    counts: dict[str, list[int]] = {name: [] for name in designs}
+    delta_counts: dict[str, list[int]] = {name: [] for name in designs}  # the compared ΔAUC's verdict alone
+    bias_size = n // 4
+    errors: dict[str, list[np.ndarray]] = {name: [] for name in designs}
+    errors["adaptive (all 4 metrics), unweighted"] = []
+    full_significant = 0
+    for _ in range(args.campaigns):
+        labels = np.where(rng.random(n) < noise, 1 - corpus.gold, corpus.gold)
+        if corpus.graded is not None:
+            graded = corpus.graded + rng.normal(scale=graded_noise * 5, size=n)
+        else:
+            graded = labels.astype(float)
+        full = verdict(scores, labels, np.ones(n), compared)
+        full_significant += full[1] != 0
+        full_figures = figures(scores, labels, graded, np.ones(n))
+        for name, q in designs.items():
+            if q is None:
+                order = rng.permutation(n)
+                keys = None
+            else:
+                keys = selection.order_keys(q, rng.random(n))
+                order = np.argsort(keys)
+            verdicts = []
+            for size in sizes:
+                chosen = order[:size]
+                w = np.ones(size) if q is None else 1 / np.minimum(1, keys[order[size - 1]] * q[chosen])
+                verdicts.append(verdict(scores[:, chosen], labels[chosen], w, compared))
+            counts[name].append(needed(verdicts, full, sizes))
+            alone = [(v[1],) if len(v) == 2 else v for v in verdicts]
+            delta_counts[name].append(needed(alone, (full[1],), sizes))
+            chosen = order[:bias_size]
+            w = np.ones(bias_size) if q is None else 1 / np.minimum(1, keys[order[bias_size - 1]] * q[chosen])
+            errors[name].append(figures(scores[:, chosen], labels[chosen], graded[chosen], w) - full_figures)
+            if name == "adaptive (all 4 metrics)":
+                flat = np.ones(bias_size)
+                errors[name + ", unweighted"].append(
+                    figures(scores[:, chosen], labels[chosen], graded[chosen], flat) - full_figures
+                )
+    elapsed = time.perf_counter() - started
+    print(f"\n## {corpus.name}: {n} pairs, {int(corpus.gold.sum())} paraphrases, {args.campaigns} campaigns")
+    print(
+        "Full-pool AUC per metric (gold labels): "
+        + ", ".join(
+            f"{name} {weighted.hajek_auc(row, corpus.gold == 1, np.ones(n)):.3f}"
+            for name, row in zip(METRICS, scores, strict=True)
+        )
+    )
+    print(
+        f"Compared: {args.compared[0]} vs {args.compared[1]}; the full campaign finds their ΔAUC significant in "
+        f"{full_significant} of {args.campaigns} campaigns. Checkpoints every {step} judgements."
+    )
+    boot = np.random.default_rng(SEED)
+    for title, table in (
+        ("the verdict (clusters and compared ΔAUC)", counts),
+        ("the compared ΔAUC's sign and significance alone", delta_counts),
+    ):
+        print(f"Judgements needed until {title} equals the full campaign's (and stays):")
+        base = np.array(table["balanced"], dtype=float)
+        for name, values in table.items():
+            array = np.array(values, dtype=float)
+            se = array.std(ddof=1) / math.sqrt(len(array)) if len(array) > 1 else 0.0
+            line = f"  {name:26s} mean {array.mean():7.1f} ± {1.96 * se:5.1f} ({array.mean() / n:5.1%} of the pool)"
+            if name != "balanced":
+                saving, low, high = bootstrap_saving(base, array, boot)
+                line += f"; saving {saving:+.1%} (95 % CI {low:+.1%} to {high:+.1%})"
+            print(line)
+    print(
+        f"Mean error at {bias_size} judged pairs (a quarter of the pool), against the full pool, in MC standard errors:"
+    )
+    labels_out = [f"{m} {s}" for m in METRICS for s in ("AUC", "Pearson", "Spearman")]
+    for name, rows in errors.items():
+        matrix = np.array(rows)
+        mean = np.nanmean(matrix, axis=0)
+        se = np.nanstd(matrix, axis=0, ddof=1) / math.sqrt(len(matrix))
+        z = np.abs(mean) / np.where(se > 0, se, np.nan)
+        worst = int(np.nanargmax(z))
+        print(
+            f"  {name:38s} largest |mean error| {np.nanmax(np.abs(mean)):.4f}; largest |z| {z[worst]:.1f} "
+            f"({labels_out[worst]}); figures with |z| > 3: {int(np.sum(z > 3))} of {len(z)}"
+        )
+    # The precision behind the verdicts: the error of every ΔAUC at a quarter of the pool. A design
+    # with a smaller mean squared error reaches the same precision with fewer judgements (about
+    # MSE ratio times as many, the variance of these estimators shrinking as 1 / n).
+    pairs = [(a, b) for a in range(len(METRICS)) for b in range(a + 1, len(METRICS))]
+
+    def delta_errors(name: str) -> np.ndarray:
+        matrix = np.array(errors[name])[:, 0::3]  # the AUC errors, metrics in order
+        return np.array([matrix[:, a] - matrix[:, b] for a, b in pairs]).T  # campaigns x metric pairs
+
+    print(f"Squared error of the ΔAUCs at {bias_size} judged pairs; judgements saved for the same precision:")
+    base_delta = delta_errors("balanced")
+    focus = pairs.index(tuple(sorted(compared)))
+    for name in designs:
+        if name == "balanced":
+            continue
+        mine = delta_errors(name)
+        boot_ratios = []
+        for _ in range(2000):
+            pick = boot.integers(0, len(mine), len(mine))
+            boot_ratios.append(
+                [
+                    1 - np.mean(mine[pick, focus] ** 2) / np.mean(base_delta[pick, focus] ** 2),
+                    1 - np.mean(mine[pick] ** 2) / np.mean(base_delta[pick] ** 2),
+                ]
+            )
+        low, high = np.percentile(np.array(boot_ratios), [2.5, 97.5], axis=0)
+        compared_saving = 1 - np.mean(mine[:, focus] ** 2) / np.mean(base_delta[:, focus] ** 2)
+        all_saving = 1 - np.mean(mine**2) / np.mean(base_delta**2)
+        print(
+            f"  {name:26s} compared ΔAUC {compared_saving:+.1%} (95 % CI {low[0]:+.1%} to {high[0]:+.1%}); "
+            f"all 6 ΔAUCs {all_saving:+.1%} ({low[1]:+.1%} to {high[1]:+.1%})"
+        )
+    print(f"({elapsed:.0f} s)")
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--campaigns", type=int, default=200, help="Simulated campaigns per corpus (default 200).")
+    parser.add_argument("--compared", default="levenshtein,bow_cosine", help="The two metrics of the ΔAUC question.")
+    parser.add_argument("--corpora", default="mrpc,pit,stsb")
+    parser.add_argument("--floor", type=float, default=selection.FLOOR, help="Smallest draw weight (default 0.1).")
+    args = parser.parse_args()
+    args.compared = tuple(args.compared.split(","))
+    if len(args.compared) != 2 or any(name not in METRICS for name in args.compared):
+        parser.error(f"--compared names two of {', '.join(METRICS)}")
+    noise, spread, pairs = pit_noise()
+    print(f"Draw-weight floor {args.floor}.")
+    print(f"Volunteer noise from PIT-2015 dev ({pairs} pairs x 5 crowd votes): ε = {noise:.3f} of votes differ from")
+    print(f"their pair's majority; one vote's spread around its pair's mean {spread:.3f} (graded noise: x5 on STS-B).")
+    loaders = {"mrpc": load_mrpc, "pit": load_pit, "stsb": load_stsb}
+    for key in args.corpora.split(","):
+        run_corpus(loaders[key](), args, noise, spread)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
