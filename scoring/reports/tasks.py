@@ -57,3 +57,24 @@ def compute_report_intervals(
         return None  # deleted meanwhile: nothing to do
     waits.finished(job)
     return version
+
+
+# The check reads every counted judgement and the two metrics' scores once: seconds even for a
+# large campaign. A hung database must not hold the interactive queue: a time limit, and the next
+# judgement queues the check again.
+STOPPING_TIME_LIMIT = 120
+
+
+@shared_task(
+    name="scoring.stopping_tasks.check_settled",
+    ignore_result=True,
+    acks_late=True,
+    soft_time_limit=STOPPING_TIME_LIMIT,
+    time_limit=STOPPING_TIME_LIMIT + 30,
+)
+def check_settled(campaign_id: int) -> bool:
+    """Record that the campaign's question is settled, and close it when its rule says so
+    (:func:`scoring.reports.stopping.check_settled`: idempotent, a conditional UPDATE)."""
+    from scoring.reports import stopping
+
+    return stopping.check_settled(campaign_id)
