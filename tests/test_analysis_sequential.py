@@ -198,6 +198,7 @@ def test_a_campaign_verdict_names_the_better_metric_and_when_it_settled():
     assert not same.is_settled and same.reason == "the always-valid interval still contains 0"
     early = S.verdict(question, [9, 7], np.vstack([poor, good]), index[:30], codes[:30], times[:30], 3)
     assert early.reason.startswith("waiting for 20 paraphrases and 20 non-paraphrases (now ")
+    assert not early.ready and same.ready
 
 
 @pytest.mark.parametrize(

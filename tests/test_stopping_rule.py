@@ -21,10 +21,10 @@ from tests.builders import make_campaign, make_metric_config, make_staff, make_v
 pytestmark = pytest.mark.django_db
 
 
-def judged_campaign(n: int = 120, *, separated: bool = True, judges: int = 1, **fields):
+def judged_campaign(n: int = 120, *, separated: bool = True, judges: int = 1, poor_signal: float = 0.0, **fields):
     """n pairs, half paraphrases, judged by ``judges`` volunteers each (all agree with the truth)
-    one minute apart in a shuffled order; metric "good" follows the truth, "poor" is noise (or a
-    copy of "good" up to a constant when not ``separated``)."""
+    one minute apart in a shuffled order; metric "good" follows the truth, "poor" is noise with
+    ``poor_signal`` times the truth added (or a copy of "good" up to a constant when not ``separated``)."""
     rng = np.random.default_rng(sequential.MIN_PER_CLASS)
     campaign = make_campaign(judges_per_pair=judges, **fields)
     good = make_metric_config("good", label="Good")
@@ -34,7 +34,7 @@ def judged_campaign(n: int = 120, *, separated: bool = True, judges: int = 1, **
         Pair(campaign=campaign, external_id=f"p{i}", source=f"s{i}", hypothesis=f"h{i}", origin="t") for i in range(n)
     )
     good_values = truth + rng.normal(0, 0.3, n)
-    poor_values = rng.normal(0, 1, n) if separated else good_values + 1
+    poor_values = poor_signal * truth + rng.normal(0, 1, n) if separated else good_values + 1
     Score.objects.bulk_create(
         [
             Score(pair=p, metric_config=good, value=float(v), status=Score.Status.DONE)

@@ -261,6 +261,7 @@ class Verdict:
     settled: State | None
     better: int | None  # the metric id that agrees better, once settled
     reason: str  # why not settled yet, or what settled it
+    ready: bool = True  # enough of each class for the rule to settle (else ``reason`` says what lacks)
 
     @property
     def is_settled(self) -> bool:
@@ -319,7 +320,7 @@ def verdict(
     total = len(pair_index)
     if not len(pairs):
         empty = State(0, total, None, None, None)
-        return Verdict(question, empty, None, None, "no pair has its judges and a label yet")
+        return Verdict(question, empty, None, None, "no pair has its judges and a label yet", ready=False)
     paths = delong_paths(a_all[pairs][None, :], b_all[pairs][None, :], (labels.binary[pairs] == 1)[None, :])
     half = paths.se * multiplier(paths.n, question.alpha, question.planned_pairs)
     mask = settled_mask(paths, question.alpha, question.planned_pairs, question.min_per_class)[0]
@@ -341,9 +342,8 @@ def verdict(
                 f"waiting for {question.min_per_class} paraphrases and {question.min_per_class} "
                 f"non-paraphrases (now {p} and {q})"
             )
-        else:
-            reason = "the always-valid interval still contains 0"
-        return Verdict(question, current, None, None, reason)
+            return Verdict(question, current, None, None, reason, ready=False)
+        return Verdict(question, current, None, None, "the always-valid interval still contains 0")
     settled = state(first, int(judged[first]))
     assert settled.difference is not None
     better = question.metric_a if settled.difference > 0 else question.metric_b

@@ -129,7 +129,8 @@ def campaign_verdict(campaign: Campaign, rule: StoppingRule) -> sequential.Verdi
     ).reshape(len(data.metrics), len(data.pair_ids))
     if missing:
         empty = sequential.State(0, len(data.judgements), None, None, None)
-        return sequential.Verdict(question, empty, None, None, f"metric {' and '.join(missing)} has no score yet")
+        reason = f"metric {' and '.join(missing)} has no score yet"
+        return sequential.Verdict(question, empty, None, None, reason, ready=False)
     return sequential.verdict(
         question,
         ids,
@@ -181,7 +182,7 @@ def words(rule: StoppingRule, verdict: sequential.Verdict) -> Line:
     if verdict.settled is not None:
         return Line(True, _settled_text(a, b, verdict.settled, confidence), why, record)
     current = verdict.current
-    if current.difference is None or current.low is None or current.high is None:
+    if not verdict.ready or current.difference is None or current.low is None or current.high is None:
         text = f"Not settled yet: {verdict.reason} ({current.judgements} judgements so far)."
     else:
         text = (
