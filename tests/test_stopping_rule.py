@@ -204,7 +204,7 @@ def test_the_dashboard_shows_the_line_live(client, django_capture_on_commit_call
     assert again.json()["stopping"]["record"].startswith("Recorded ")
 
 
-def test_a_judgement_queues_the_check_only_while_a_rule_waits(monkeypatch):
+def test_a_judgement_queues_one_delayed_check_while_a_rule_waits(monkeypatch):
     queued: list[int] = []
     monkeypatch.setattr(stopping, "queue_check", queued.append)
     campaign, good, poor, rows = judged_campaign(n=4)
@@ -212,11 +212,33 @@ def test_a_judgement_queues_the_check_only_while_a_rule_waits(monkeypatch):
     judgement_recorded.send(sender=None, judgement_id=1, pair_id=pair_id)
     assert queued == []  # no rule
     rule = stopping.set_rule(campaign, good, poor, 0.05, 100, close_when_settled=True)
-    judgement_recorded.send(sender=None, judgement_id=1, pair_id=pair_id)
+    judgement_recorded.send(sender=None, judgement_id=2, pair_id=pair_id)
     assert queued == [campaign.pk]
+    # A busy spell: the waiting check will read these judgements too; nothing more is queued.
+    for judgement_id in range(3, 10):
+        judgement_recorded.send(sender=None, judgement_id=judgement_id, pair_id=pair_id)
+    assert queued == [campaign.pk]
+    # The check starts (the task): the next judgement queues the next check.
+    tasks.check_settled(campaign.pk)
+    judgement_recorded.send(sender=None, judgement_id=10, pair_id=pair_id)
+    assert queued == [campaign.pk, campaign.pk]
+    stopping.check_started(campaign.pk)
     StoppingRule.objects.filter(pk=rule.pk).update(settled_at=timezone.now())
-    judgement_recorded.send(sender=None, judgement_id=1, pair_id=pair_id)
-    assert queued == [campaign.pk]  # settled: nothing more to check
+    judgement_recorded.send(sender=None, judgement_id=11, pair_id=pair_id)
+    assert queued == [campaign.pk, campaign.pk]  # settled: nothing more to check
+
+
+def test_the_check_is_sent_to_the_interactive_queue_later(monkeypatch):
+    sent: list[tuple] = []
+    monkeypatch.setattr(stopping.app, "send_task", lambda name, **kwargs: sent.append((name, kwargs)))
+    stopping.queue_check(42)
+    assert sent == [
+        (
+            "scoring.stopping_tasks.check_settled",
+            {"kwargs": {"campaign_id": 42}, "queue": "interactive", "countdown": stopping.CHECK_DELAY_SECONDS},
+        )
+    ]
+    assert tasks.check_settled.name == "scoring.stopping_tasks.check_settled"
 
 
 def test_a_campaign_without_a_rule_has_no_stopping_section(client):

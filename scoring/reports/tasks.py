@@ -77,4 +77,5 @@ def check_settled(campaign_id: int) -> bool:
     (:func:`scoring.reports.stopping.check_settled`: idempotent, a conditional UPDATE)."""
     from scoring.reports import stopping
 
+    stopping.check_started(campaign_id)
     return stopping.check_settled(campaign_id)
