@@ -245,14 +245,19 @@ __all__ = [
 class StoppingRule(models.Model):
     """A campaign's question and its stopping rule (:mod:`scoring.analysis.sequential`).
 
-    The question (the paired ROC AUC difference of two metrics) and alpha are fixed before the
+    The question (the paired ROC AUC or Pearson r difference of two metrics) and alpha are fixed before the
     campaign's first judgement: :mod:`scoring.reports.stopping` refuses to change them after.
     ``settled_*`` is the record of the moment the always-valid interval first left 0 (written
     once, by the task that checks the rule after each judgement); ``closed_at`` when the rule
     closed the campaign (``close_when_settled``), and ``reason`` says why in words.
     """
 
+    class Statistic(models.TextChoices):
+        AUC = "auc", "ROC AUC against the volunteers' majority label"
+        PEARSON = "pearson", "Pearson r against the volunteers' mean answer (1-4)"
+
     campaign = models.OneToOneField("annotate.Campaign", on_delete=models.CASCADE, related_name="stopping_rule")
+    statistic = models.CharField(max_length=10, choices=Statistic.choices, default=Statistic.AUC)
     metric_a = models.ForeignKey(MetricConfig, on_delete=models.PROTECT, related_name="+")
     metric_b = models.ForeignKey(MetricConfig, on_delete=models.PROTECT, related_name="+")
     alpha = models.FloatField(default=0.05, help_text="The error rate kept however often the dashboard is read.")

@@ -8,7 +8,7 @@ from django import forms
 
 from annotate.models import Campaign
 from annotate.teams import TeamError, team_for_new_campaign, teams_for
-from scoring.models import MetricConfig
+from scoring.models import MetricConfig, StoppingRule
 
 # One line per setting, as the form shows it under the field (the model's help text is for the admin).
 EXPLANATIONS: dict[str, str] = {
@@ -109,6 +109,13 @@ class CampaignSettingsForm(forms.ModelForm):
 class StoppingRuleForm(forms.Form):
     """The campaign's question and its stopping rule (fixed before the first judgement)."""
 
+    statistic = forms.ChoiceField(
+        label="Statistic",
+        choices=StoppingRule.Statistic.choices,
+        initial=StoppingRule.Statistic.AUC,
+        required=False,  # ROC AUC when not given
+        help_text="What the two metrics are compared on.",
+    )
     # Labelled by their label (MetricConfig.__str__); a lazy queryset, read per form.
     metric_a: forms.ModelChoiceField[MetricConfig] = forms.ModelChoiceField(
         queryset=MetricConfig.objects.order_by("label"), label="Metric A", help_text="The first metric of the question."

@@ -207,9 +207,82 @@ def test_a_campaign_verdict_names_the_better_metric_and_when_it_settled():
         ({"alpha": 0.7}, "alpha must be between 0 and 0.5, got 0.7"),
         ({"planned_pairs": 0}, "planned_pairs must be at least 1, got 0"),
         ({"metric_b": 1}, "metric_a and metric_b must be two different metrics"),
-        ({"statistic": "pearson"}, "statistic: only auc is supported, got 'pearson'"),
+        ({"statistic": "kendall"}, "statistic: one of auc, pearson, got 'kendall'"),
     ],
 )
 def test_a_bad_question_is_refused_with_its_reason(kwargs, message):
     with pytest.raises(ValueError, match=message.replace("(", r"\(").replace(")", r"\)")):
         S.Question(**{"metric_a": 1, "metric_b": 2, **kwargs})
+
+
+# --- the Pearson correlation difference ------------------------------------------------------------
+
+
+def trivariate(campaigns: int, n: int, rho_a: float, rho_b: float, seed: int):
+    """Human scale h, and A, B each correlated with h only: corr(A, h) = rho_a, corr(B, h) = rho_b."""
+    rng = np.random.default_rng(seed)
+    h = rng.normal(0, 1, (campaigns, n))
+    a = rho_a * h + math.sqrt(1 - rho_a**2) * rng.normal(0, 1, (campaigns, n))
+    b = rho_b * h + math.sqrt(1 - rho_b**2) * rng.normal(0, 1, (campaigns, n))
+    return a, b, h
+
+
+def test_the_correlation_path_and_its_error_against_numpy_the_jackknife_and_the_spread():
+    a, b, h = trivariate(1, 3000, 0.6, 0.4, DEFAULT_SEED)
+    path = S.pearson_paths(a, b, h)
+    for t in (10, 200, 2999):
+        expected = np.corrcoef(a[0, : t + 1], h[0, : t + 1])[0, 1] - np.corrcoef(b[0, : t + 1], h[0, : t + 1])[0, 1]
+        assert path.difference[0, t] == pytest.approx(expected, abs=1e-12)
+    assert path.n[0, 2999] == 3000
+    # An independent standard error: the jackknife of r_A - r_B, written here.
+    x, y, z = a[0], b[0], h[0]
+    n = len(x)
+    leave = np.empty(n)
+    for i in range(n):
+        keep = np.arange(n) != i
+        leave[i] = np.corrcoef(x[keep], z[keep])[0, 1] - np.corrcoef(y[keep], z[keep])[0, 1]
+    jackknife = math.sqrt((n - 1) / n * np.sum((leave - leave.mean()) ** 2))
+    assert path.se[0, -1] == pytest.approx(jackknife, rel=0.03)
+    # And the spread of the difference over repeated samples of 300 pairs.
+    many_a, many_b, many_h = trivariate(400, 300, 0.6, 0.4, DEFAULT_SEED + 1)
+    many = S.pearson_paths(many_a, many_b, many_h)
+    assert float(np.mean(many.se[:, -1])) == pytest.approx(float(np.std(many.difference[:, -1])), rel=0.1)
+
+
+def test_the_correlation_sequence_covers_and_keeps_its_false_positive_rate():
+    bound = 0.05 + 2 * math.sqrt(0.05 * 0.95 / 300)
+    a, b, h = trivariate(300, 400, 0.6, 0.45, DEFAULT_SEED + 2)
+    path = S.pearson_paths(a, b, h)
+    half = path.se * S.multiplier(path.n, 0.05, 200)
+    ready = path.n >= 2 * S.MIN_PER_CLASS
+    assert (ready & (np.abs(path.difference - 0.15) > half)).any(axis=1).mean() <= bound
+    a, b, h = trivariate(300, 400, 0.5, 0.5, DEFAULT_SEED + 3)
+    null = S.pearson_paths(a, b, h)
+    crossed = S.crossings(null, 0.05, 200, 2 * S.MIN_PER_CLASS)  # both counts hold the pairs in
+    assert (crossed.always_valid >= 0).mean() <= bound
+    assert (crossed.naive >= 0).mean() > 2 * bound
+
+
+def test_a_campaign_verdict_on_the_correlation():
+    rng = np.random.default_rng(DEFAULT_SEED)
+    n = 400
+    latent = rng.normal(0, 1, n)
+    answers = np.clip(np.round(2.5 + latent[:, None] + rng.normal(0, 0.5, (n, 3))), 1, 4).astype(int)
+    names = ["very_different", "slightly_similar", "mostly_similar", "same_meaning"]
+    rows, clock = [], 0.0
+    for pair in rng.permutation(n):
+        for judge in range(3):
+            clock += 1
+            rows.append((int(pair), names[answers[pair, judge] - 1], clock))
+    index, codes, times = campaign_rows(rows)
+    good = latent + rng.normal(0, 0.3, n)
+    poor = latent + rng.normal(0, 2.0, n)
+    question = S.Question(metric_a=1, metric_b=2, planned_pairs=200, statistic="pearson")
+    result = S.verdict(question, [1, 2], np.vstack([good, poor]), index, codes, times, 3)
+    assert result.is_settled and result.better == 1 and result.settled is not None
+    graded = answers.mean(axis=1)
+    order = index[2::3]
+    path = S.pearson_paths(good[order], poor[order], graded[order])
+    assert result.current.difference == pytest.approx(float(path.difference[0, -1]))
+    early = S.verdict(question, [1, 2], np.vstack([good, poor]), index[:60], codes[:60], times[:60], 3)
+    assert early.reason == "waiting for 40 pairs with a graded label (now 20)" and not early.ready

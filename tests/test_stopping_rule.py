@@ -258,3 +258,22 @@ def _staff_client(campaign):
     client = Client()
     client.force_login(user)
     return client
+
+
+def test_the_correlation_question_settles_and_is_fixed_too(client):
+    campaign, good, poor, rows = judged_campaign()
+    client = _staff_client(campaign)
+    url = reverse("staff:campaign-stopping", args=[campaign.slug])
+    form = {"statistic": "pearson", "metric_a": poor.pk, "metric_b": good.pk, "alpha": "0.05", "planned_pairs": "100"}
+    assert client.post(url, {**form, "close_when_settled": "on"}).status_code == 302
+    rule = StoppingRule.objects.get(campaign=campaign)
+    assert rule.statistic == "pearson" and rule.close_when_settled
+    Judgement.objects.bulk_create(rows)
+    assert tasks.check_settled(campaign.pk)
+    rule.refresh_from_db()
+    assert rule.reason.startswith("Closed by the stopping rule: Settled: Good agrees better than Poor (\u0394r +")
+    refused = client.post(url, {**form, "statistic": "auc"})
+    assert refused.status_code == 400
+    assert "The question, alpha and the planned pairs are fixed before the first judgement" in refused.content.decode()
+    page = client.get(reverse("staff:campaign-settings", args=[campaign.slug])).content.decode()
+    assert "Pearson r against the volunteers&#x27; mean answer (1-4): <code>Poor</code>" in page

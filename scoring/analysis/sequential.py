@@ -1,4 +1,4 @@
-"""The stopping rule: is the paired ROC AUC difference of two named metrics settled yet?
+"""The stopping rule: is the paired ROC AUC (or Pearson r) difference of two metrics settled yet?
 
 A campaign's dashboard is read while the judgements arrive, as often as anyone likes. A
 fixed-sample test (DeLong's p < 0.05) read after every judgement is a test repeated thousands
@@ -48,9 +48,15 @@ sequence does not move, so reading the dashboard after every judgement is readin
 every completion. The rule cannot settle before ``min_per_class`` paraphrases and
 non-paraphrases are in (the theorem is asymptotic; the simulations check the small samples).
 
+The Pearson r difference against the graded human scale (the mean of the pair's first judges'
+answers, 1-4) is a smooth function of means, so the same sequence applies with the
+delta-method (influence-function) standard error (:func:`pearson_paths`); the rule waits for
+twice ``min_per_class`` pairs.
+
 Pure functions over arrays: :func:`delong_paths` gives the AUC difference and its DeLong
 standard error after every prefix of many sequences at once (the simulations run a thousand
-campaigns as one array), :func:`verdict` reads one campaign.
+campaigns as one array), :func:`pearson_paths` the same for Pearson r, :func:`verdict` reads one
+campaign.
 """
 
 from __future__ import annotations
@@ -71,7 +77,8 @@ BoolArray = NDArray[np.bool_]
 DEFAULT_ALPHA = 0.05
 # Paraphrases and non-paraphrases both needed before the rule may settle.
 MIN_PER_CLASS = 20
-STATISTICS = ("auc",)
+STATISTICS = ("auc", "pearson")
+STATISTIC_SYMBOLS = {"auc": "\u0394AUC", "pearson": "\u0394r"}
 
 
 @dataclass(frozen=True)
@@ -89,7 +96,7 @@ class Question:
 
     def __post_init__(self) -> None:
         if self.statistic not in STATISTICS:
-            raise ValueError(f"statistic: only {', '.join(STATISTICS)} is supported, got {self.statistic!r}")
+            raise ValueError(f"statistic: one of {', '.join(STATISTICS)}, got {self.statistic!r}")
         if not 0 < self.alpha < 0.5:
             raise ValueError(f"alpha must be between 0 and 0.5, got {self.alpha}")
         if self.planned_pairs < 1:
@@ -126,10 +133,11 @@ class Paths:
     se: FloatArray
     positives: IntArray
     negatives: IntArray
+    pairs: IntArray | None = None  # the pairs in, when they are not paraphrases + non-paraphrases
 
     @property
     def n(self) -> IntArray:
-        return self.positives + self.negatives
+        return self.positives + self.negatives if self.pairs is None else self.pairs
 
 
 def _heaviside(d: FloatArray) -> FloatArray:
@@ -194,6 +202,40 @@ def delong_paths(a: FloatArray, b: FloatArray, positive: BoolArray) -> Paths:
             variance = np.where(p > 1, var10 / p, 0.0) + np.where(q > 1, var01 / q, 0.0)
             se[:, t] = np.where(both, np.sqrt(np.maximum(variance, 0.0)), np.nan)
     return Paths(difference, se, positives, negatives)
+
+
+def pearson_paths(a: FloatArray, b: FloatArray, human: FloatArray) -> Paths:
+    """Pearson r(A, human) - r(B, human) and its standard error after every prefix, every row.
+
+    The standard error is the influence-function (delta-method) one: with x, h standardised on the
+    prefix, each pair's influence on r is x h - r (x^2 + h^2) / 2, and the difference's standard
+    error is that of the mean of the pairs' differences of influence (sum of squares /
+    (n (n - 1))). Recomputed at every prefix: O(n^2) per row, every row at once. ``positives`` and
+    ``negatives`` both hold the number of pairs in (a correlation has no classes: the caller asks
+    for twice ``min_per_class`` pairs).
+    """
+    a = np.atleast_2d(np.asarray(a, dtype=np.float64))
+    b = np.atleast_2d(np.asarray(b, dtype=np.float64))
+    h = np.atleast_2d(np.asarray(human, dtype=np.float64))
+    if a.shape != b.shape or a.shape != h.shape:
+        raise ValueError(f"a, b and human must have one shape, got {a.shape}, {b.shape}, {h.shape}")
+    rows, n = a.shape
+    difference = np.full((rows, n), np.nan)
+    se = np.full((rows, n), np.nan)
+
+    def standardised(x: FloatArray) -> FloatArray:
+        spread = x.std(axis=1, keepdims=True)
+        with np.errstate(divide="ignore", invalid="ignore"):
+            return np.where(spread > 0, (x - x.mean(axis=1, keepdims=True)) / spread, np.nan)
+
+    for t in range(2, n):
+        xa, xb, hh = standardised(a[:, : t + 1]), standardised(b[:, : t + 1]), standardised(h[:, : t + 1])
+        ra, rb = (xa * hh).mean(axis=1), (xb * hh).mean(axis=1)
+        influence = xa * hh - ra[:, None] * (xa * xa + hh * hh) / 2 - (xb * hh - rb[:, None] * (xb * xb + hh * hh) / 2)
+        difference[:, t] = ra - rb
+        se[:, t] = np.sqrt((influence * influence).sum(axis=1) / ((t + 1) * t))
+    count = np.broadcast_to(np.arange(1, n + 1, dtype=np.int64), (rows, n)).copy()
+    return Paths(difference, se, count, count.copy(), pairs=count)
 
 
 @dataclass(frozen=True)
@@ -315,15 +357,22 @@ def verdict(
     codes = np.asarray(codes, dtype=np.int64)
     pairs, when, judged, first_k = completion_order(pair_index, answered_at, judges_per_pair)
     labels = volunteer_labels(len(a_all), pair_index[first_k], codes[first_k])
-    keep = (labels.binary[pairs] >= 0) & np.isfinite(a_all[pairs]) & np.isfinite(b_all[pairs])
+    correlation = question.statistic == "pearson"
+    labelled = np.isfinite(labels.graded[pairs]) if correlation else labels.binary[pairs] >= 0
+    keep = labelled & np.isfinite(a_all[pairs]) & np.isfinite(b_all[pairs])
     pairs, when, judged = pairs[keep], when[keep], judged[keep]
     total = len(pair_index)
     if not len(pairs):
         empty = State(0, total, None, None, None)
         return Verdict(question, empty, None, None, "no pair has its judges and a label yet", ready=False)
-    paths = delong_paths(a_all[pairs][None, :], b_all[pairs][None, :], (labels.binary[pairs] == 1)[None, :])
+    if correlation:
+        paths = pearson_paths(a_all[pairs][None, :], b_all[pairs][None, :], labels.graded[pairs][None, :])
+        needed = 2 * question.min_per_class
+    else:
+        paths = delong_paths(a_all[pairs][None, :], b_all[pairs][None, :], (labels.binary[pairs] == 1)[None, :])
+        needed = question.min_per_class
     half = paths.se * multiplier(paths.n, question.alpha, question.planned_pairs)
-    mask = settled_mask(paths, question.alpha, question.planned_pairs, question.min_per_class)[0]
+    mask = settled_mask(paths, question.alpha, question.planned_pairs, needed)[0]
 
     def state(t: int, judgements: int) -> State:
         diff = float(paths.difference[0, t])
@@ -337,7 +386,10 @@ def verdict(
     first = int(mask.argmax()) if mask.any() else -1
     if first < 0:
         p, q = int(paths.positives[0, -1]), int(paths.negatives[0, -1])
-        if min(p, q) < question.min_per_class:
+        if correlation and p < needed:
+            reason = f"waiting for {needed} pairs with a graded label (now {p})"
+            return Verdict(question, current, None, None, reason, ready=False)
+        if min(p, q) < needed:
             reason = (
                 f"waiting for {question.min_per_class} paraphrases and {question.min_per_class} "
                 f"non-paraphrases (now {p} and {q})"

@@ -59,6 +59,7 @@ def question_of(rule: StoppingRule) -> sequential.Question:
         metric_b=rule.metric_b_id,
         alpha=rule.alpha,
         planned_pairs=rule.planned_pairs,
+        statistic=rule.statistic,
     )
 
 
@@ -69,18 +70,19 @@ def set_rule(
     alpha: float,
     planned_pairs: int,
     close_when_settled: bool,
+    statistic: str = "auc",
 ) -> StoppingRule:
     """Create or change the campaign's rule; raises :class:`StoppingError` naming what is wrong."""
     try:
-        sequential.Question(metric_a.pk, metric_b.pk, alpha=alpha, planned_pairs=planned_pairs)
+        sequential.Question(metric_a.pk, metric_b.pk, alpha=alpha, planned_pairs=planned_pairs, statistic=statistic)
     except ValueError as error:
         raise StoppingError(str(error)) from error
     with transaction.atomic():
         Campaign.objects.select_for_update().filter(pk=campaign.pk).first()  # one change at a time
         rule = StoppingRule.objects.filter(campaign=campaign).first()
         same_question = rule is not None and (
-            (rule.metric_a_id, rule.metric_b_id, rule.alpha, rule.planned_pairs)
-            == (metric_a.pk, metric_b.pk, alpha, planned_pairs)
+            (rule.metric_a_id, rule.metric_b_id, rule.alpha, rule.planned_pairs, rule.statistic)
+            == (metric_a.pk, metric_b.pk, alpha, planned_pairs, statistic)
         )
         if not same_question:
             judged = counted_judgements(campaign)
@@ -93,7 +95,7 @@ def set_rule(
         if rule is None:
             rule = StoppingRule(campaign=campaign)
         rule.metric_a, rule.metric_b = metric_a, metric_b
-        rule.alpha, rule.planned_pairs = alpha, planned_pairs
+        rule.alpha, rule.planned_pairs, rule.statistic = alpha, planned_pairs, statistic
         rule.close_when_settled = close_when_settled
         rule.save()
         _forget_on_commit(campaign.pk)
@@ -175,33 +177,35 @@ def words(rule: StoppingRule, verdict: sequential.Verdict) -> Line:
             rule.settled_low,
             rule.settled_high,
         )
-        text = _settled_text(a, b, state, confidence)
+        text = _settled_text(a, b, state, confidence, rule.statistic)
         record = f"Recorded {timezone.localtime(rule.settled_at):%Y-%m-%d %H:%M}."
         if rule.closed_at is not None:
             record += f" {rule.reason}"
         return Line(True, text, why, record)
     if verdict.settled is not None:
-        return Line(True, _settled_text(a, b, verdict.settled, confidence), why, record)
+        return Line(True, _settled_text(a, b, verdict.settled, confidence, rule.statistic), why, record)
     current = verdict.current
     if not verdict.ready or current.difference is None or current.low is None or current.high is None:
         text = f"Not settled yet: {verdict.reason} ({current.judgements} judgements so far)."
     else:
+        symbol = sequential.STATISTIC_SYMBOLS[rule.statistic]
         text = (
-            f"Not settled yet: \u0394AUC ({a} \u2212 {b}) {_signed(current.difference)}, always-valid {confidence} % "
+            f"Not settled yet: {symbol} ({a} \u2212 {b}) {_signed(current.difference)}, always-valid {confidence} % "
             f"interval [{_signed(current.low)}, {_signed(current.high)}] after {current.judgements} judgements "
             f"({current.pairs} labelled pairs)."
         )
     return Line(False, text, why, record)
 
 
-def _settled_text(a: str, b: str, state: sequential.State, confidence: str) -> str:
+def _settled_text(a: str, b: str, state: sequential.State, confidence: str, statistic: str = "auc") -> str:
     assert state.difference is not None and state.low is not None and state.high is not None
     if state.difference > 0:
         better, worse, d, low, high = a, b, state.difference, state.low, state.high
     else:
         better, worse, d, low, high = b, a, -state.difference, -state.high, -state.low
+    symbol = sequential.STATISTIC_SYMBOLS[statistic]
     return (
-        f"Settled: {better} agrees better than {worse} (\u0394AUC {_signed(d)}, always-valid {confidence} % "
+        f"Settled: {better} agrees better than {worse} ({symbol} {_signed(d)}, always-valid {confidence} % "
         f"interval [{_signed(low)}, {_signed(high)}]) after {state.judgements} judgements."
     )
 
@@ -220,6 +224,8 @@ def stopping_json(campaign: Campaign) -> dict[str, Any] | None:
         "why": line.why,
         "record": line.record,
         "question": {
+            "statistic": rule.statistic,
+            "statistic_label": rule.get_statistic_display(),
             "metric_a": rule.metric_a.label,
             "metric_b": rule.metric_b.label,
             "alpha": rule.alpha,
@@ -251,7 +257,7 @@ def check_settled(campaign_id: int) -> bool:
         return False
     state = verdict.settled
     now = timezone.now()
-    line = _settled_text(rule.metric_a.label, rule.metric_b.label, state, _percent(1 - rule.alpha))
+    line = _settled_text(rule.metric_a.label, rule.metric_b.label, state, _percent(1 - rule.alpha), rule.statistic)
     closing = rule.close_when_settled and rule.campaign.is_open
     with transaction.atomic():
         written = StoppingRule.objects.filter(pk=rule.pk, settled_at__isnull=True).update(

@@ -74,6 +74,7 @@ def _stopping_context(campaign: Campaign, form: StoppingRuleForm | None) -> dict
     if form is None:
         initial = (
             {
+                "statistic": rule.statistic,
                 "metric_a": rule.metric_a_id,
                 "metric_b": rule.metric_b_id,
                 "alpha": rule.alpha,
@@ -113,6 +114,7 @@ def stopping_rule(request: HttpRequest, slug: str) -> HttpResponse:
             data["alpha"],
             data["planned_pairs"],
             data["close_when_settled"],
+            data["statistic"] or StoppingRule.Statistic.AUC,
         )
     except stopping.StoppingError as error:
         return _page(
