@@ -240,3 +240,52 @@ __all__ = [
     "TunedJudge",
     "WorkerHeartbeat",
 ]
+
+
+class StoppingRule(models.Model):
+    """A campaign's question and its stopping rule (:mod:`scoring.analysis.sequential`).
+
+    The question (the paired ROC AUC or Pearson r difference of two metrics) and alpha are fixed before the
+    campaign's first judgement: :mod:`scoring.reports.stopping` refuses to change them after.
+    ``settled_*`` is the record of the moment the always-valid interval first left 0 (written
+    once, by the task that checks the rule after each judgement); ``closed_at`` when the rule
+    closed the campaign (``close_when_settled``), and ``reason`` says why in words.
+    """
+
+    class Statistic(models.TextChoices):
+        AUC = "auc", "ROC AUC against the volunteers' majority label"
+        PEARSON = "pearson", "Pearson r against the volunteers' mean answer (1-4)"
+
+    campaign = models.OneToOneField("annotate.Campaign", on_delete=models.CASCADE, related_name="stopping_rule")
+    statistic = models.CharField(max_length=10, choices=Statistic.choices, default=Statistic.AUC)
+    metric_a = models.ForeignKey(MetricConfig, on_delete=models.PROTECT, related_name="+")
+    metric_b = models.ForeignKey(MetricConfig, on_delete=models.PROTECT, related_name="+")
+    alpha = models.FloatField(default=0.05, help_text="The error rate kept however often the dashboard is read.")
+    planned_pairs = models.PositiveIntegerField(
+        default=1000, help_text="Labelled pairs planned: the interval is tightest there (validity never depends on it)."
+    )
+    close_when_settled = models.BooleanField(
+        default=False, help_text="Close the campaign by itself once the question is settled."
+    )
+    updated_at = models.DateTimeField(auto_now=True)
+    settled_at = models.DateTimeField(null=True, blank=True, help_text="When the task saw the question settled.")
+    settled_judgements = models.PositiveIntegerField(null=True, blank=True)
+    settled_pairs = models.PositiveIntegerField(null=True, blank=True)
+    settled_difference = models.FloatField(null=True, blank=True, help_text="AUC(A) - AUC(B) when it settled.")
+    settled_low = models.FloatField(null=True, blank=True)
+    settled_high = models.FloatField(null=True, blank=True)
+    closed_at = models.DateTimeField(null=True, blank=True, help_text="When the rule closed the campaign.")
+    reason = models.CharField(max_length=400, blank=True, default="")
+
+    class Meta:
+        constraints = [
+            models.CheckConstraint(
+                condition=~models.Q(metric_a=models.F("metric_b")), name="stopping_rule_two_metrics"
+            ),
+            models.CheckConstraint(
+                condition=models.Q(alpha__gt=0) & models.Q(alpha__lt=0.5), name="stopping_rule_alpha_range"
+            ),
+        ]
+
+    def __str__(self) -> str:
+        return f"stopping rule of campaign {self.campaign_id}"

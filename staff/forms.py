@@ -9,7 +9,7 @@ from django import forms
 
 from annotate.models import Campaign, parse_metric_names
 from annotate.teams import TeamError, team_for_new_campaign, teams_for
-from scoring.models import MetricConfig
+from scoring.models import MetricConfig, StoppingRule
 from scoring.selection import SelectionError, plan_selection
 
 # One line per setting, as the form shows it under the field (the model's help text is for the admin).
@@ -138,3 +138,47 @@ class CampaignSettingsForm(forms.ModelForm[Campaign]):
             if not str(cleaned.get(name) or "").strip():
                 cleaned[name] = getattr(Campaign(), name)  # the model's default (PROLIFIC_PID, ...)
         return cleaned
+
+
+class StoppingRuleForm(forms.Form):
+    """The campaign's question and its stopping rule (fixed before the first judgement)."""
+
+    statistic = forms.ChoiceField(
+        label="Statistic",
+        choices=StoppingRule.Statistic.choices,
+        initial=StoppingRule.Statistic.AUC,
+        required=False,  # ROC AUC when not given
+        help_text="What the two metrics are compared on.",
+    )
+    # Labelled by their label (MetricConfig.__str__); a lazy queryset, read per form.
+    metric_a: forms.ModelChoiceField[MetricConfig] = forms.ModelChoiceField(
+        queryset=MetricConfig.objects.order_by("label"), label="Metric A", help_text="The first metric of the question."
+    )
+    metric_b: forms.ModelChoiceField[MetricConfig] = forms.ModelChoiceField(
+        queryset=MetricConfig.objects.order_by("label"), label="Metric B", help_text="The metric A is compared with."
+    )
+    alpha = forms.FloatField(
+        label="Alpha",
+        initial=0.05,
+        min_value=0.001,
+        max_value=0.2,
+        help_text="The chance, kept however often the dashboard is read, of calling a difference that is not there.",
+    )
+    planned_pairs = forms.IntegerField(
+        label="Planned labelled pairs",
+        initial=1000,
+        min_value=1,
+        max_value=1_000_000,
+        help_text="Where the always-valid interval is tightest; a wrong guess costs width, never validity.",
+    )
+    close_when_settled = forms.BooleanField(
+        label="Close when settled",
+        required=False,
+        help_text="Close the campaign by itself once the question is settled (the record says when and why).",
+    )
+
+    def clean(self) -> dict[str, Any]:
+        data = super().clean() or {}
+        if data.get("metric_a") is not None and data.get("metric_a") == data.get("metric_b"):
+            self.add_error("metric_b", "choose a metric other than metric A")
+        return data

@@ -13,6 +13,7 @@ urlpatterns = [
     path("campaigns/new/from-definition/", campaigns.import_definition, name="campaign-load"),
     path("campaigns/<slug:slug>/settings/", campaigns.settings_page, name="campaign-settings"),
     path("campaigns/<slug:slug>/clone/", campaigns.clone, name="campaign-clone"),
+    path("campaigns/<slug:slug>/stopping/", campaigns.stopping_rule, name="campaign-stopping"),
     path("campaigns/<slug:slug>/definition.json", campaigns.definition_file, name="campaign-definition"),
     # Pair files: upload, preview and mapping, dry run, import.
     path("campaigns/<slug:slug>/upload/", uploads.upload, name="upload"),

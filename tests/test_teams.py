@@ -154,6 +154,15 @@ CAMPAIGN_ROUTES: dict[str, list[Call]] = {
             member_sees=False,
         ),
     ],
+    "staff:campaign-stopping": [
+        Call(
+            "POST",
+            staff("staff:campaign-stopping", keys=SLUGGED),
+            lambda w: {"alpha": "0.05"},
+            member=BAD,  # no metrics chosen: refused, to the team's member, with its fields
+            member_sees=False,
+        ),
+    ],
     "staff:campaign-definition": [Call("GET", staff("staff:campaign-definition", keys=SLUGGED))],
     "staff:upload": [
         Call("GET", staff("staff:upload", keys=SLUGGED)),

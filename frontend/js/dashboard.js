@@ -190,10 +190,23 @@
     root.dataset.intervals = b.state || "";
     renderCounts(data, previous);
     renderFailures(data.failures);
+    renderStopping(data.stopping);
     for (const table of data.tables) renderTable(table);
     renderCharts(data);
     root.dataset.version = data.version;
     root.dataset.judgements = String(data.counts.judgements);
+  }
+
+  // The stopping rule's line (server-worded): settled or not yet, the record, why watching is safe.
+  function renderStopping(stopping) {
+    const section = document.getElementById("stopping");
+    if (!section || !stopping) return; // no rule: the page has no section (a new rule shows on reload)
+    section.classList.toggle("is-settled", stopping.settled);
+    document.getElementById("stopping-line").textContent = stopping.text;
+    const record = document.getElementById("stopping-record");
+    record.textContent = stopping.record;
+    record.hidden = !stopping.record;
+    document.getElementById("stopping-why").textContent = stopping.why;
   }
 
   // The failed scores per metric and reason, as the page drew them at load (text only).

@@ -31,7 +31,7 @@ from annotate.quality import excluded_volunteer_ids
 from scoring.analysis.labels import LABEL_CODES, Reference
 from scoring.analysis.report import AnalysisInput, JudgementRows, MetricInfo, VolunteerInfo
 from scoring.metrics.lexical import normalised_char_distance
-from scoring.models import MetricConfig, Score
+from scoring.models import MetricConfig, Score, StoppingRule
 from scoring.reports.state import state_key
 
 
@@ -213,6 +213,8 @@ def _fingerprint(campaign: Campaign) -> tuple[dict[str, Any], datetime | None]:
         dropped_ids=Sum("id", filter=Q(exclusion_override="exclude")),
     )
     rule = [campaign.exclude_failed_checks, campaign.exclude_median_seconds, campaign.exclude_same_answer_share]
+    # The stopping rule and its record (read with the campaign: :func:`data_state`).
+    stopping = getattr(campaign, "stopping_updated", None)
     fingerprint = {
         "campaign": [campaign.pk, campaign.created_at.isoformat()],
         "judgements": judgements,
@@ -220,6 +222,7 @@ def _fingerprint(campaign: Campaign) -> tuple[dict[str, Any], datetime | None]:
         "pairs": pairs,
         "volunteers": volunteers,
         "rule": rule,
+        "stopping": stopping.isoformat() if stopping else None,
     }
     moments = [moment for moment in (judgements["last"], scores["last"], pairs["last"]) if moment is not None]
     return fingerprint, max(moments) if moments else None
@@ -243,7 +246,8 @@ def data_state(campaign_id: int, *, fresh: bool = False) -> DataState:
     if not fresh and cached is not None and cached["stamp"] == stamp and now - cached["at"] < FULL_CHECK_SECONDS:
         state: DataState = cached["state"]
         return state
-    campaign = Campaign.objects.get(pk=campaign_id)
+    stopping = StoppingRule.objects.filter(campaign=OuterRef("pk")).values("updated_at")[:1]
+    campaign = Campaign.objects.annotate(stopping_updated=Subquery(stopping)).get(pk=campaign_id)
     fingerprint, last_changed = _fingerprint(campaign)
     state = DataState(campaign=campaign, fingerprint=fingerprint, last_changed=last_changed)
     cache.set(key, {"stamp": stamp, "at": now, "state": state}, FULL_CHECK_SECONDS)

@@ -74,3 +74,24 @@ FORMER_NAMES = {
         name="scoring.analysis_tasks.compute_report_intervals", ignore_result=True, acks_late=True
     )(_compute_report_intervals),
 }
+
+# The check reads every counted judgement and the two metrics' scores once: seconds even for a
+# large campaign. A hung database must not hold the interactive queue: a time limit, and the next
+# judgement queues the check again.
+STOPPING_TIME_LIMIT = 120
+
+
+@shared_task(
+    name="scoring.reports.tasks.check_settled",
+    ignore_result=True,
+    acks_late=True,
+    soft_time_limit=STOPPING_TIME_LIMIT,
+    time_limit=STOPPING_TIME_LIMIT + 30,
+)
+def check_settled(campaign_id: int) -> bool:
+    """Record that the campaign's question is settled, and close it when its rule says so
+    (:func:`scoring.reports.stopping.check_settled`: idempotent, a conditional UPDATE)."""
+    from scoring.reports import stopping
+
+    stopping.check_started(campaign_id)
+    return stopping.check_settled(campaign_id)

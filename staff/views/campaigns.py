@@ -21,8 +21,9 @@ from annotate import definitions, progress
 from annotate.models import Campaign
 from annotate.teams import TeamError, campaign_or_404, team_for_new_campaign
 from paraeval.textcheck import loads_bounded
-from scoring.reports import verdicts
-from staff.forms import CampaignSettingsForm
+from scoring.models import StoppingRule
+from scoring.reports import stopping, verdicts
+from staff.forms import CampaignSettingsForm, StoppingRuleForm
 from staff.hub import public_campaign, volunteer_link
 
 # A definition file is read whole (JSON): larger pair sets go through the upload page.
@@ -47,8 +48,11 @@ def _page(request: HttpRequest, form: CampaignSettingsForm, campaign: Campaign |
             public=_is_on_the_home_page(campaign),
             public_setting=settings.PARAEVAL_PUBLIC_CAMPAIGN,
             progress=progress.campaign_progress(campaign, totals=totals),
+            **_stopping_context(campaign, extra.pop("stopping_form", None)),
         )
-    status = 400 if form.errors or extra.get("clone_problems") or extra.get("definition_problems") else 200
+        context.update(extra)
+    problems = ("clone_problems", "definition_problems", "stopping_problems")
+    status = 400 if form.errors or any(extra.get(key) for key in problems) else 200
     return render(request, "staff/campaign_settings.html", context, status=status)
 
 
@@ -63,6 +67,65 @@ def settings_page(request: HttpRequest, slug: str) -> HttpResponse:
         form.save()
         return redirect(f"{request.path}?saved=1")
     return _page(request, form, campaign, saved=request.GET.get("saved") == "1")
+
+
+def _stopping_context(campaign: Campaign, form: StoppingRuleForm | None) -> dict[str, Any]:
+    """The stopping rule's section: the rule and its record, and its form (locked once judged)."""
+    rule = StoppingRule.objects.filter(campaign=campaign).select_related("metric_a", "metric_b").first()
+    if form is None:
+        initial = (
+            {
+                "statistic": rule.statistic,
+                "metric_a": rule.metric_a_id,
+                "metric_b": rule.metric_b_id,
+                "alpha": rule.alpha,
+                "planned_pairs": rule.planned_pairs,
+                "close_when_settled": rule.close_when_settled,
+            }
+            if rule
+            else None
+        )
+        form = StoppingRuleForm(initial=initial)
+    return {
+        "stopping_rule": rule,
+        "stopping_form": form,
+        "stopping_judged": stopping.counted_judgements(campaign),
+    }
+
+
+@staff_member_required
+@require_POST
+def stopping_rule(request: HttpRequest, slug: str) -> HttpResponse:
+    """Set (or remove) the campaign's question and stopping rule; refused with the reason once
+    the campaign has a judgement, except ``close_when_settled``."""
+    campaign = campaign_or_404(request.user, slug)
+    settings_form = CampaignSettingsForm(instance=campaign, user=request.user)
+    try:
+        if request.POST.get("remove") == "1":
+            stopping.remove_rule(campaign)
+            return redirect(reverse("staff:campaign-settings", args=[campaign.slug]) + "?stopping=removed#stopping")
+        form = StoppingRuleForm(request.POST)
+        if not form.is_valid():
+            return _page(request, settings_form, campaign, stopping_form=form, stopping_problems=["See the fields."])
+        data = form.cleaned_data
+        stopping.set_rule(
+            campaign,
+            data["metric_a"],
+            data["metric_b"],
+            data["alpha"],
+            data["planned_pairs"],
+            data["close_when_settled"],
+            data["statistic"] or StoppingRule.Statistic.AUC,
+        )
+    except stopping.StoppingError as error:
+        return _page(
+            request,
+            settings_form,
+            campaign,
+            stopping_form=StoppingRuleForm(request.POST),
+            stopping_problems=[str(error)],
+        )
+    return redirect(reverse("staff:campaign-settings", args=[campaign.slug]) + "?stopping=saved#stopping")
 
 
 @never_cache

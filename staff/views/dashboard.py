@@ -26,7 +26,7 @@ from annotate.exports.links import export_links
 from annotate.labels import ENGLISH_LEVEL_ORDER
 from annotate.models import Campaign, campaign_label
 from annotate.teams import campaigns_for
-from scoring.reports import dataset
+from scoring.reports import dataset, stopping
 from scoring.reports.failures import failure_reasons, failures_json
 from scoring.reports.service import FilterError, campaign_report, report_etag, report_etag_of
 from scoring.tuning import service as judge_tuning
@@ -113,6 +113,7 @@ def dashboard(request: HttpRequest) -> HttpResponse:
             exports=export_links(campaign.slug),
             tuned_notes=judge_tuning.dashboard_notes(campaign),
             failure_reasons=failure_reasons(campaign),
+            stopping=stopping.stopping_json(campaign),
             **_paraphrasus_context(campaign, request.GET.get("fit_on") or None),
         )
     status = 404 if context["missing_slug"] else 200
@@ -167,7 +168,9 @@ def dashboard_data(request: HttpRequest) -> HttpResponse:
             # The report may be newer than the version read above: label it with its own.
             etag = report_etag_of(report)
             # The failed scores are redrawn by the poll too (a new failure changes the version).
-            response = JsonResponse({**report.as_json(), "failures": failures_json(campaign)})
+            response = JsonResponse(
+                {**report.as_json(), "failures": failures_json(campaign), "stopping": stopping.stopping_json(campaign)}
+            )
     except FilterError as error:
         return JsonResponse({"error": str(error)}, status=400)
     response["ETag"] = etag
