@@ -22,6 +22,7 @@ import numpy as np
 from numpy.typing import NDArray
 
 from scoring.analysis import agreement as agreement_stats
+from scoring.analysis import cards as card_stats
 from scoring.analysis.binary import (
     ClassSummary,
     Confusion,
@@ -62,7 +63,8 @@ from scoring.analysis.plain import to_json
 from scoring.analysis.thresholds import TiedBest, tied_best
 
 # Bump when a change here changes any number of a report (part of the data version).
-ANALYSIS_VERSION = "3"  # 2: volunteers carry their pseudonym; 3: charts name their pairs (links to the pair pages)
+ANALYSIS_VERSION = "4"  # 2: volunteers carry their pseudonym; 3: charts name their pairs (links to the pair pages);
+# 4: the robustness and calibration cards
 ALL = "all"
 ALL_LABEL = "Global"
 NO_ORIGIN_LABEL = "(no origin)"
@@ -136,6 +138,7 @@ class AnalysisInput:
     sources: list[str] | None = None  # source sentence per pair (groups of hypotheses)
     systems: list[str] | None = None  # system that produced each hypothesis ("" when none)
     external_ids: list[str] | None = None  # the pair's id in its corpus ("" when none), for links
+    probes: card_stats.ProbeScores | None = None  # the campaign's probe set, scored (robustness cards)
 
     def __post_init__(self) -> None:
         n = len(self.pair_ids)
@@ -522,6 +525,7 @@ class Report:
     agreement: Agreement
     volunteers: list[VolunteerRow]
     bootstrap: BootstrapInfo
+    cards: card_stats.Cards | None = None  # robustness on the probe set, calibration of log-odds metrics
 
     def result(self, metric_id: int, subset: str) -> MetricResult:
         return self.results[metric_id][subset]
@@ -1067,6 +1071,7 @@ def build_report(data: AnalysisInput, options: ReportOptions | None = None) -> R
             state="off" if options.resamples == 0 else "ready" if options.intervals else "computing",
             message="",
         ),
+        cards=card_stats.report_cards(data, reference, options.resamples, options.seed),
     )
     if options.intervals and options.resamples > 0:
         report = with_intervals(report, _intervals_of(jobs, options.resamples, options.seed, options.confidence))

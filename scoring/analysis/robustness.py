@@ -215,10 +215,26 @@ def group_counts(groups: int, resamples: int, seed: int) -> NDArray[np.float64]:
     return rng.multinomial(groups, np.full(groups, 1.0 / groups), size=resamples).astype(np.float64)
 
 
-def bootstrap_figure(sums: GroupSums, resamples: int = DEFAULT_RESAMPLES, seed: int = DEFAULT_SEED) -> Figure:
-    """A figure with its percentile interval over resampled source groups (none with resamples=0)."""
+def bootstrap_figure(
+    sums: GroupSums,
+    resamples: int = DEFAULT_RESAMPLES,
+    seed: int = DEFAULT_SEED,
+    draws: dict[int, NDArray[np.float64]] | None = None,
+) -> Figure:
+    """A figure with its percentile interval over resampled source groups (none with resamples=0).
+
+    ``draws``: the counts already drawn, by number of groups, reused and filled in (the same
+    counts :func:`group_counts` would draw again, so many cards cost one draw per group count).
+    """
     groups = len(sums.weight)
-    counts = group_counts(groups, resamples, seed) if resamples and groups > 1 else None
+    counts = None
+    if resamples and groups > 1:
+        if draws is None:
+            counts = group_counts(groups, resamples, seed)
+        else:
+            counts = draws.get(groups)
+            if counts is None:
+                counts = draws[groups] = group_counts(groups, resamples, seed)
     return _figure(sums, counts)
 
 
@@ -227,19 +243,21 @@ def robustness_card(
     kinds: Sequence[str] = AGAINST_CONTROL,
     resamples: int = DEFAULT_RESAMPLES,
     seed: int = DEFAULT_SEED,
+    draws: dict[int, NDArray[np.float64]] | None = None,
 ) -> RobustnessCard:
-    """Every figure of the card for one metric's scores on one probe set."""
+    """Every figure of the card for one metric's scores on one probe set (``draws``: see
+    :func:`bootstrap_figure`; pass one dict for every card of a probe set)."""
     spearman, r_precision = ranking_sums(table)
     originals = table.scores[_kind_mask(table, ORIGINAL) & ~np.isnan(table.scores)]
     scale = float(np.std(originals, ddof=1)) if len(originals) > 1 else None
     return RobustnessCard(
         below_control=tuple(
-            KindShare(kind, bootstrap_figure(below_control_sums(table, kind), resamples, seed)) for kind in kinds
+            KindShare(kind, bootstrap_figure(below_control_sums(table, kind), resamples, seed, draws)) for kind in kinds
         ),
-        swap_spearman=bootstrap_figure(spearman, resamples, seed),
-        swap_r_precision=bootstrap_figure(r_precision, resamples, seed),
-        asymmetry=bootstrap_figure(asymmetry_sums(table), resamples, seed),
-        length_effect=bootstrap_figure(length_sums(table), resamples, seed),
+        swap_spearman=bootstrap_figure(spearman, resamples, seed, draws),
+        swap_r_precision=bootstrap_figure(r_precision, resamples, seed, draws),
+        asymmetry=bootstrap_figure(asymmetry_sums(table), resamples, seed, draws),
+        length_effect=bootstrap_figure(length_sums(table), resamples, seed, draws),
         scale=scale,
         resamples=resamples,
     )

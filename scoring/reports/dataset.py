@@ -32,6 +32,7 @@ from scoring.analysis.labels import LABEL_CODES, Reference
 from scoring.analysis.report import AnalysisInput, JudgementRows, MetricInfo, VolunteerInfo
 from scoring.metrics.lexical import normalised_char_distance
 from scoring.models import MetricConfig, Score
+from scoring.reports.robustness import campaign_probe_scores, probe_fingerprint
 from scoring.reports.state import state_key
 
 
@@ -220,6 +221,7 @@ def _fingerprint(campaign: Campaign) -> tuple[dict[str, Any], datetime | None]:
         "pairs": pairs,
         "volunteers": volunteers,
         "rule": rule,
+        "probes": probe_fingerprint(campaign),
     }
     moments = [moment for moment in (judgements["last"], scores["last"], pairs["last"]) if moment is not None]
     return fingerprint, max(moments) if moments else None
@@ -366,6 +368,7 @@ def load(campaign: Campaign, filters: Filters) -> AnalysisInput:
         sources=[row[2] for row in pair_rows],
         systems=[row[6] for row in pair_rows],
         external_ids=[row[7] for row in pair_rows],
+        probes=campaign_probe_scores(campaign),
     )
 
 
