@@ -267,7 +267,8 @@ def test_cards_and_reliability_diagram_in_chromium(browser, live_server, artifac
     ]
     points = browser.execute_script(
         "const c = window.paraevalDashboard.charts;"
-        "return [...c.keys()].filter(k => k.startsWith('reliability-')).map(k => c.get(k).data.datasets.map(d => d.data.length));"
+        "return [...c.keys()].filter(k => k.startsWith('reliability-'))"
+        ".map(k => c.get(k).data.datasets.map(d => d.data.length));"
     )
     assert len(points) == 2 and all(before > 0 and after > 0 and diagonal == 2 for before, after, diagonal in points)
     for size, suffix in (((1366, 768), "desktop"), ((390, 844), "phone")):
@@ -276,3 +277,18 @@ def test_cards_and_reliability_diagram_in_chromium(browser, live_server, artifac
             browser.execute_script(f"document.getElementById('{section}').scrollIntoView()")
             browser.save_screenshot(str(artifacts_dir / f"dashboard_{section}_{suffix}.png"))
         assert browser.execute_script("return document.documentElement.scrollWidth <= window.innerWidth")
+
+
+@pytest.mark.django_db
+def test_evaluate_metrics_prints_both_cards(settings) -> None:  # type: ignore[no-untyped-def]
+    settings.PARAEVAL_BOOTSTRAP_RESAMPLES = RESAMPLES
+    settings.PARAEVAL_SEED = SEED
+    build()
+    out = StringIO()
+    call_command("evaluate_metrics", "--campaign", "news", stdout=out)
+    text = out.getvalue()
+    assert "### Robustness on the probe set" in text
+    assert "_Probe set " in text and "48 probe pairs from 5 source pairs._" in text
+    assert "| bag of words | 0.500 [0.500\u20130.500] | 1.000 | 1.000 [1.000\u20131.000] |" in text
+    assert "### Calibration of ParaPLUIE and a cross-fitted temperature" in text
+    assert "| parapluie_fs_direct[toy] | 40 | 0.169 | 0.060 | 3.38 | 3.15, 3.48, 3.26, 3.55, 3.49 | 0.046 |" in text

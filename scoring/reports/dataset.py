@@ -2,7 +2,8 @@
 
 The only module of ``scoring.analysis`` that imports Django. A fixed number of queries
 whatever the campaign size (pairs, judgements, training answers, volunteers, metric
-configurations, scores), each a flat ``values_list`` read straight into arrays.
+configurations, scores, and the probe set with its pairs and scores for the robustness cards),
+each a flat ``values_list`` read straight into arrays.
 
 Check pairs (attention checks) and check answers never enter an analysis; with
 ``Filters.exclude_flagged`` the judgements of the volunteers that
