@@ -1,7 +1,8 @@
 """Calibration of a log-odds metric against a per-pair share, and its cross-fitted temperature,
 checked against implementations written here (a loop over bins, SciPy's minimize_scalar on the
 log-loss) on data whose answer is known: a calibrated generator gives ECE ≈ 0 and T ≈ 1, the
-same scores multiplied by 3 give T ≈ 3."""
+same scores multiplied by 3 give T ≈ 3; and the robustness card's ranking measures computed
+for many source groups at once equal the per-group functions, ties included."""
 
 from __future__ import annotations
 
@@ -13,6 +14,7 @@ from scoring.analysis.bootstrap import DEFAULT_SEED
 from scoring.analysis.calibration import cross_fitted_temperature, fit_temperature, fold_of_pairs, reliability
 from scoring.analysis.cards import calibration_card, yes_share
 from scoring.analysis.labels import LABEL_CODES
+from scoring.analysis.robustness import group_r_precision, group_spearman, rows_r_precision, rows_spearman
 
 
 def calibrated(n: int = 4000, answers: int = 5, seed: int = DEFAULT_SEED) -> tuple[np.ndarray, np.ndarray]:
@@ -115,3 +117,18 @@ def test_yes_share_counts_paraphrase_answers_and_leaves_dont_know_out() -> None:
     )
     share = yes_share(3, np.array([0, 0, 0, 0, 1, 2]), codes)
     assert share[0] == pytest.approx(2 / 3) and share[1] == 0.0 and np.isnan(share[2])
+
+
+def test_ranking_rows_equal_the_per_group_measures_with_ties() -> None:
+    rng = np.random.default_rng(DEFAULT_SEED)
+    for size in (2, 3, 4, 5):
+        swaps = np.array([rng.permutation(size) for _ in range(300)], dtype=np.float64)
+        swaps[::7, 1] = swaps[::7, 0]  # some tied expected ranks
+        scores = rng.integers(0, 3, size=(300, size)).astype(np.float64)  # many tied scores
+        scores[::11] = 1.0  # constant rows: Spearman 0
+        spearman = rows_spearman(swaps, scores)
+        r_precision = rows_r_precision(swaps, scores)
+        for i in range(300):
+            s = swaps[i].astype(np.int64)
+            assert spearman[i] == pytest.approx(group_spearman(s, scores[i]), abs=1e-12)
+            assert r_precision[i] == pytest.approx(group_r_precision(s, scores[i]), abs=1e-12)
