@@ -114,20 +114,34 @@ def _kind_mask(table: ProbeTable, kind: str) -> NDArray[np.bool_]:
 
 
 def below_control_sums(table: ProbeTable, kind: str) -> GroupSums:
-    """Per group: wins of the controls over the probes of ``kind`` (ties ½) and the comparisons made."""
-    probes = _by_group(table, _kind_mask(table, kind))
-    controls = _by_group(table, _kind_mask(table, CONTROL))
-    numerator, weight = [], []
-    for group, probe_rows in probes.items():
-        control_rows = controls.get(group)
-        if control_rows is None:
-            continue
-        probe_scores = table.scores[probe_rows][:, None]
-        control_scores = table.scores[control_rows][None, :]
-        wins = np.count_nonzero(probe_scores < control_scores) + 0.5 * np.count_nonzero(probe_scores == control_scores)
-        numerator.append(float(wins))
-        weight.append(float(probe_scores.size * control_scores.size))
-    return GroupSums(np.asarray(numerator), np.asarray(weight), int(sum(weight)))
+    """Per group: wins of the controls over the probes of ``kind`` (ties ½) and the comparisons made.
+
+    Groups come in the order of their first probe; every (probe, control) pair of a group is
+    formed at once (a join on the group through the sorted controls), not in a loop over groups.
+    """
+    valid = ~np.isnan(table.scores)
+    probe_rows = np.flatnonzero(_kind_mask(table, kind) & valid)
+    control_rows = np.flatnonzero(_kind_mask(table, CONTROL) & valid)
+    control_rows = control_rows[np.argsort(table.groups[control_rows], kind="stable")]
+    control_groups = table.groups[control_rows]
+    probe_groups = table.groups[probe_rows]
+    first = np.searchsorted(control_groups, probe_groups, side="left")
+    count = np.searchsorted(control_groups, probe_groups, side="right") - first
+    keep = count > 0
+    probe_rows, probe_groups, first, count = probe_rows[keep], probe_groups[keep], first[keep], count[keep]
+    if len(probe_rows) == 0:
+        return GroupSums(np.zeros(0), np.zeros(0), 0)
+    offsets = np.arange(int(count.sum())) - np.repeat(np.cumsum(count) - count, count)
+    probe_scores = table.scores[np.repeat(probe_rows, count)]
+    control_scores = table.scores[control_rows[np.repeat(first, count) + offsets]]
+    wins = (probe_scores < control_scores) + 0.5 * (probe_scores == control_scores)
+    groups, first_probe = np.unique(probe_groups, return_index=True)
+    place = np.empty(len(groups), dtype=np.int64)
+    place[np.argsort(first_probe, kind="stable")] = np.arange(len(groups))
+    position = place[np.searchsorted(groups, np.repeat(probe_groups, count))]
+    numerator = np.bincount(position, weights=wins, minlength=len(groups)).astype(np.float64)
+    weight = np.bincount(position, minlength=len(groups)).astype(np.float64)
+    return GroupSums(numerator, weight, int(weight.sum()))
 
 
 def _ranking_groups(table: ProbeTable) -> list[tuple[NDArray[np.int64], NDArray[np.float64]]]:
