@@ -180,7 +180,7 @@ def test_every_card_figure_equals_a_loop_written_here(report) -> None:  # type: 
 
 
 @pytest.mark.django_db
-def test_calibration_of_each_template_equals_an_independent_fit(report) -> None:  # type: ignore[no-untyped-def]
+def test_calibration_of_each_template_equals_an_independent_fit(report, client) -> None:  # type: ignore[no-untyped-def]
     ids, data = report
     section = data["cards"]["calibration"]
     assert section["target"] == "volunteers" and section["folds"] == 5 and section["seed"] == SEED
@@ -198,6 +198,8 @@ def test_calibration_of_each_template_equals_an_independent_fit(report) -> None:
     direct, sharp = section["cards"]
     assert sharp["temperature"] == pytest.approx(3 * direct["temperature"], rel=1e-6)
     assert sharp["ece"] > sharp["ece_after"]
+    gold = client.get(DATA, {"campaign": "news", "reference": "gold"}).json()["cards"]["calibration"]
+    assert gold["target"] == "gold" and gold["cards"] == []  # no ParaPLUIE score on a gold-labelled pair
     table = next(t for t in data["tables"] if t["key"] == "temperature")
     assert table["columns"] == ["pairs", "ECE", "Brier", "T (all pairs)", "T per fold", "ECE after T", "Brier after T"]
     assert table["rows"][1]["cells"][3]["text"] == f"{sharp['temperature']:.2f}"
@@ -233,6 +235,19 @@ def test_without_a_probe_set_the_card_says_how_to_build_one(client) -> None:  # 
     assert "<code>manage.py build_probes --campaign plain</code>" in page
     assert '<a href="/staff/campaigns/plain/probes/">probe page of Plain</a>' in page
     assert "<dt>below control</dt><dd>Share of probes the metric scores below" in page
+    assert "What it cannot: how well the judge ranks pairs (the AUC; a temperature keeps the" in page
+
+
+@pytest.mark.django_db
+def test_loading_a_probe_set_costs_three_queries_more_whatever_its_size(django_assert_num_queries) -> None:  # type: ignore[no-untyped-def]
+    from scoring.reports import dataset
+
+    build()
+    campaign = Pair.objects.filter(campaign__slug="news").first().campaign  # type: ignore[union-attr]
+    # The seven loads of a campaign, then the probe pairs, their scores and the configurations.
+    with django_assert_num_queries(10):
+        loaded = dataset.load(campaign, dataset.Filters())
+    assert loaded.probes is not None and len(loaded.probes.kinds) == 48 and len(loaded.probes.metrics) == 4
 
 
 @pytest.mark.browser
@@ -277,6 +292,21 @@ def test_cards_and_reliability_diagram_in_chromium(browser, live_server, artifac
             browser.execute_script(f"document.getElementById('{section}').scrollIntoView()")
             browser.save_screenshot(str(artifacts_dir / f"dashboard_{section}_{suffix}.png"))
         assert browser.execute_script("return document.documentElement.scrollWidth <= window.innerWidth")
+
+    # A campaign without a probe set: the card says how to build one.
+    make_pair(make_campaign(slug="plain", name="Plain"))
+    window(browser, (1366, 768))
+    browser.get(f"{live_server.url}/staff/dashboard/?campaign=plain")
+    wait(browser, lambda b: b.find_element(By.ID, "robustness-none").is_displayed())
+    assert browser.find_element(By.ID, "robustness-none").text.startswith(
+        "To build a probe set from this campaign's pairs: manage.py build_probes --campaign plain, or the form of the "
+        "probe page of Plain;"
+    )
+    assert not browser.find_element(By.CSS_SELECTOR, "#table-robustness .note").is_displayed()  # the generic one
+    assert not browser.find_element(By.ID, "robustness-samples").is_displayed()
+    assert not browser.find_element(By.ID, "figure-8").is_displayed()
+    browser.execute_script("document.getElementById('section-robustness').scrollIntoView()")
+    browser.save_screenshot(str(artifacts_dir / "dashboard_section-robustness_none.png"))
 
 
 @pytest.mark.django_db

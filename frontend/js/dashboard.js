@@ -400,6 +400,10 @@
     const state = data.cards ? data.cards.robustness.state : "none";
     document.getElementById("robustness-none").hidden = state !== "none";
     document.getElementById("robustness-samples").hidden = state === "none";
+    // The table's note names no campaign (it is the command line's too): the page's own line, with
+    // this campaign's command and probe page, replaces it.
+    const note = document.querySelector("#table-robustness .note");
+    if (note) note.hidden = state === "none";
     root.dataset.robustness = state;
   }
 
