@@ -105,7 +105,11 @@ class CampaignReportView(APIView):
         summary="Agreement report of a campaign (the dashboard's tables)",
         parameters=[ReportQuerySerializer],
         responses={
-            200: OpenApiResponse(OpenApiTypes.OBJECT, description="The report the dashboard draws."),
+            200: OpenApiResponse(
+                OpenApiTypes.OBJECT,
+                description="The report the dashboard draws, with its cards: each metric's robustness on the "
+                "campaign's probe set and ParaPLUIE's calibration with a cross-fitted temperature.",
+            ),
             400: OpenApiResponse(description="A filter has a bad value (the body names it)."),
             404: OpenApiResponse(description="No campaign with this slug."),
         },

@@ -226,9 +226,13 @@ def test_report_json_is_strict_json_with_the_keys_the_page_reads(report):
         "volunteers",
         "bootstrap",
         "weighted",  # null unless the campaign uses adaptive selection
+        "cards",
     ]
     assert parsed["weighted"] is None
     assert parsed["reference"] == "volunteers" and "wait" not in parsed["bootstrap"]
+    # No probe set in this input: the robustness card says so; the calibration card is a section.
+    assert parsed["cards"]["robustness"]["state"] == "none" and parsed["cards"]["robustness"]["cards"] == []
+    assert set(parsed["cards"]["calibration"]) == {"target", "folds", "seed", "bins", "cards"}
     # The chart library's names (camelCase) and the confusion flattened into Table 2's result.
     assert set(parsed["charts"]["3"]["box"]["yes"]) >= {"whiskerMin", "whiskerMax", "q1", "outliers"}
     best = parsed["results"]["1"]["all"]["best_accuracy"]

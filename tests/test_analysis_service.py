@@ -111,8 +111,8 @@ def test_report_is_cached_by_version(built):
 
 
 def test_an_unchanged_campaign_costs_one_query(built, django_assert_num_queries):
-    # First: the change stamp, the campaign and one aggregate per table.
-    with django_assert_num_queries(6):
+    # First: the change stamp, the campaign, one aggregate per table and the probe set (none).
+    with django_assert_num_queries(7):
         first = dataset.data_state(built.campaign.pk)
     # Then, while nothing changed anywhere: the change stamp alone (index lookups).
     with django_assert_num_queries(1):
@@ -138,7 +138,8 @@ def test_loading_costs_a_fixed_number_of_queries(django_assert_num_queries):
     small = make_scored_campaign(pairs_per_origin=2, judges=2)
     large = make_scored_campaign(pairs_per_origin=12, judges=3)
     for built in (small, large):
-        with django_assert_num_queries(6):
+        # Pairs, judgements, training answers, volunteers, configurations, scores, the probe set.
+        with django_assert_num_queries(7):
             dataset.load(built.campaign, dataset.Filters())
 
 

@@ -48,7 +48,19 @@ def test_only_rows_of_the_statistic_compete():
 
 def test_table_layouts(tables):
     keys = [table.key for table in tables]
-    assert keys == ["table1", "table2", "table3", "table4", "table5", "ranking", "topk", "agreement", "volunteers"]
+    assert keys == [
+        "table1",
+        "table2",
+        "table3",
+        "table4",
+        "table5",
+        "ranking",
+        "topk",
+        "agreement",
+        "volunteers",
+        "robustness",
+        "temperature",
+    ]
     table1 = tables[0]
     assert [label for label, _ in table1.groups] == ["a", "b", "Global"]
     assert table1.columns == ["yes", "no", "n"] * 3
@@ -101,7 +113,8 @@ def test_csv(tables):
 
 def test_latex(tables):
     text = render(tables, "latex")
-    assert text.count("\\begin{table}") == 9 and text.count("\\end{tabular}") == 9
+    # Nine tables and the calibration of the log-odds metric; no probe set, so no robustness rows.
+    assert text.count("\\begin{table}") == 10 and text.count("\\end{tabular}") == 10
     assert "\\multicolumn{2}{c}{Global}" in text
     assert "\\textbf{1.000}" in text
     assert "SIM $\\uparrow$" in text and "$\\leq$ 0.20" in text

@@ -263,7 +263,7 @@ def test_meta_evaluation_sections_render_with_the_demo(browser_factory, live_ser
     # No worker runs here: the section says it is computing until the cpu task has run.
     waiting = "The paired comparisons: waiting for an interactive worker, queued at "
     wait(staff, lambda b: b.find_element(By.ID, "meta-status").text.startswith(waiting))
-    assert [link.text for link in staff.find_elements(By.CSS_SELECTOR, "#contents a")][-9:-2] == [
+    assert [link.text for link in staff.find_elements(By.CSS_SELECTOR, "#contents a")][-11:-4] == [
         "Paired tests",
         "Threshold honesty",
         "Ties",

@@ -300,6 +300,8 @@ def test_the_dashboard_is_readable_at_1366_and_1920(browser, live_server, artifa
         ("Distance bins", "#section-distance-bins"),
         ("Human ceiling", "#section-ceiling"),
         ("Calibration", "#section-calibration"),
+        ("Robustness", "#section-robustness"),
+        ("ParaPLUIE calibration", "#section-temperature"),
         ("PARAPHRASUS", "#section-paraphrasus"),
         ("How to read", "#section-methods"),
     ]
@@ -317,9 +319,11 @@ def test_the_dashboard_is_readable_at_1366_and_1920(browser, live_server, artifa
         "return [...document.querySelectorAll('figcaption, h3.chart-title')].map(e => e.textContent.trim())"
     )
     names = [re.match(r"(Figure \w+) — ", caption).group(1) for caption in captions]
-    assert len(names) == len(set(names)) == 7 + 2 * 12  # Figures 6 and 7: the meta-evaluation sections
+    # Figures 6 and 7: the meta-evaluation sections; 8: a reliability panel per ParaPLUIE configuration (2).
+    assert len(names) == len(set(names)) == 7 + 2 * 12 + 1 + 2
     assert names[:3] == ["Figure 1", "Figure 1a", "Figure 1b"]
-    assert "Figure 4l" in names and "Figure 5" in names and names[-2:] == ["Figure 6", "Figure 7"]
+    assert "Figure 4l" in names and "Figure 5" in names
+    assert names[-5:] == ["Figure 6", "Figure 7", "Figure 8", "Figure 8a", "Figure 8b"]
 
     for size, suffix in ((DESKTOP, "1366"), (WIDE, "1920"), (PHONE, "phone")):
         window(browser, size)

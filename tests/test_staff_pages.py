@@ -248,11 +248,22 @@ def test_dashboard_has_jsonl_export_buttons_and_the_nav(staff_client, campaigns)
         ("section-distance-bins", "Distance bins"),
         ("section-ceiling", "Human ceiling"),
         ("section-calibration", "Calibration"),
+        ("section-robustness", "Robustness"),
+        ("section-temperature", "ParaPLUIE calibration"),
         ("section-paraphrasus", "PARAPHRASUS"),
         ("section-methods", "How to read"),
     ]
     figures = re.findall(r"Figure \d+ —", html)
-    assert figures == ["Figure 1 —", "Figure 2 —", "Figure 3 —", "Figure 4 —", "Figure 5 —", "Figure 6 —", "Figure 7 —"]
+    assert figures == [
+        "Figure 1 —",
+        "Figure 2 —",
+        "Figure 3 —",
+        "Figure 4 —",
+        "Figure 5 —",
+        "Figure 6 —",
+        "Figure 7 —",
+        "Figure 8 —",
+    ]
     assert html.count("Click a name in the legend to hide its curve.") == 3
 
 

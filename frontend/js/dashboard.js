@@ -192,6 +192,7 @@
     renderFailures(data.failures);
     renderStopping(data.stopping);
     for (const table of data.tables) renderTable(table);
+    renderCardNotes(data);
     renderCharts(data);
     root.dataset.version = data.version;
     root.dataset.judgements = String(data.counts.judgements);
@@ -402,6 +403,56 @@
     renderRank(data, metrics);
     renderRoc(data, metrics);
     renderWorst(data, metrics);
+    renderReliability(data);
+  }
+
+  // --- the robustness and calibration cards (report.cards; their tables are drawn above) --------
+
+  // Without a probe set the card says how to build one; with one, where its samples are.
+  function renderCardNotes(data) {
+    const state = data.cards ? data.cards.robustness.state : "none";
+    document.getElementById("robustness-none").hidden = state !== "none";
+    document.getElementById("robustness-samples").hidden = state === "none";
+    // The table's note names no campaign (it is the command line's too): the page's own line, with
+    // this campaign's command and probe page, replaces it.
+    const note = document.querySelector("#table-robustness .note");
+    if (note) note.hidden = state === "none";
+    root.dataset.robustness = state;
+  }
+
+  function reliabilityPoints(bins) {
+    return bins.filter((b) => b.n > 0 && b.mean_probability !== null).map((b) => ({ x: b.mean_probability, y: b.share, n: b.n }));
+  }
+
+  // Figure 8: one reliability diagram per log-odds metric, before and after its temperature.
+  function renderReliability(data) {
+    const cards = data.cards ? data.cards.calibration.cards : [];
+    const byId = new Map(data.metrics.map((metric) => [metric.id, metric]));
+    const metrics = cards.map((card) => byId.get(card.metric) || { id: card.metric, label: card.label, arrow: "↑" });
+    document.getElementById("figure-8").hidden = !cards.length;
+    const canvases = gridCanvases("reliability-grid", metrics, "reliability-");
+    const against = data.cards && data.cards.calibration.target === "gold" ? "share of gold paraphrases" : "volunteers' share of yes";
+    cards.forEach((card, index) => {
+      const datasets = [
+        { label: "as scored, ECE " + fmt(card.ece), data: reliabilityPoints(card.bins), showLine: true, borderColor: PALETTE[0], backgroundColor: PALETTE[0], pointStyle: "circle", pointRadius: 4 },
+        { label: "T = " + fmt(card.temperature, 2) + ", ECE " + fmt(card.ece_after), data: reliabilityPoints(card.bins_after), showLine: true, borderColor: PALETTE[1], backgroundColor: PALETTE[1], pointStyle: "rect", pointRadius: 4 },
+        { label: "perfect", data: [{ x: 0, y: 0 }, { x: 1, y: 1 }], showLine: true, borderDash: [4, 4], borderColor: "#888", pointRadius: 0 },
+      ];
+      upsert("reliability-" + card.metric, canvases[index], {
+        type: "scatter",
+        data: { datasets: datasets },
+        options: {
+          plugins: {
+            legend: { display: true, labels: { boxWidth: 10, usePointStyle: true } },
+            tooltip: { callbacks: { label: (item) => item.dataset.label + ": P(yes) " + fmt(item.raw.x) + ", share " + fmt(item.raw.y) + (item.raw.n ? " (" + count(item.raw.n, "pair", "pairs") + ")" : "") } },
+          },
+          scales: {
+            x: { min: 0, max: 1, title: axisTitle("P(yes) = 1 / (1 + e^-score)") },
+            y: { min: 0, max: 1, title: axisTitle(against) },
+          },
+        },
+      });
+    });
   }
 
   // A metric's worst disagreements with the reference, each pair linked to its page.

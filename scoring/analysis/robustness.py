@@ -97,32 +97,52 @@ class GroupSums:
 
 
 def _by_group(table: ProbeTable, mask: NDArray[np.bool_]) -> dict[int, NDArray[np.int64]]:
+    """The scored rows of ``mask`` by group, groups in the order of their first row."""
     rows = np.flatnonzero(mask & ~np.isnan(table.scores))
-    result: dict[int, list[int]] = {}
-    for row in rows:
-        result.setdefault(int(table.groups[row]), []).append(int(row))
-    return {group: np.asarray(members, dtype=np.int64) for group, members in result.items()}
+    if len(rows) == 0:
+        return {}
+    order = np.argsort(table.groups[rows], kind="stable")  # rows stay ascending inside a group
+    ordered = rows[order]
+    keys = table.groups[ordered]
+    starts = np.flatnonzero(np.r_[True, keys[1:] != keys[:-1]])
+    chunks = sorted(np.split(ordered, starts[1:]), key=lambda chunk: int(chunk[0]))
+    return {int(table.groups[chunk[0]]): chunk.astype(np.int64) for chunk in chunks}
 
 
 def _kind_mask(table: ProbeTable, kind: str) -> NDArray[np.bool_]:
-    return np.fromiter((k == kind for k in table.kinds), dtype=np.bool_, count=len(table.kinds))
+    mask: NDArray[np.bool_] = np.asarray(table.kinds) == kind
+    return mask
 
 
 def below_control_sums(table: ProbeTable, kind: str) -> GroupSums:
-    """Per group: wins of the controls over the probes of ``kind`` (ties ½) and the comparisons made."""
-    probes = _by_group(table, _kind_mask(table, kind))
-    controls = _by_group(table, _kind_mask(table, CONTROL))
-    numerator, weight = [], []
-    for group, probe_rows in probes.items():
-        control_rows = controls.get(group)
-        if control_rows is None:
-            continue
-        probe_scores = table.scores[probe_rows][:, None]
-        control_scores = table.scores[control_rows][None, :]
-        wins = np.count_nonzero(probe_scores < control_scores) + 0.5 * np.count_nonzero(probe_scores == control_scores)
-        numerator.append(float(wins))
-        weight.append(float(probe_scores.size * control_scores.size))
-    return GroupSums(np.asarray(numerator), np.asarray(weight), int(sum(weight)))
+    """Per group: wins of the controls over the probes of ``kind`` (ties ½) and the comparisons made.
+
+    Groups come in the order of their first probe; every (probe, control) pair of a group is
+    formed at once (a join on the group through the sorted controls), not in a loop over groups.
+    """
+    valid = ~np.isnan(table.scores)
+    probe_rows = np.flatnonzero(_kind_mask(table, kind) & valid)
+    control_rows = np.flatnonzero(_kind_mask(table, CONTROL) & valid)
+    control_rows = control_rows[np.argsort(table.groups[control_rows], kind="stable")]
+    control_groups = table.groups[control_rows]
+    probe_groups = table.groups[probe_rows]
+    first = np.searchsorted(control_groups, probe_groups, side="left")
+    count = np.searchsorted(control_groups, probe_groups, side="right") - first
+    keep = count > 0
+    probe_rows, probe_groups, first, count = probe_rows[keep], probe_groups[keep], first[keep], count[keep]
+    if len(probe_rows) == 0:
+        return GroupSums(np.zeros(0), np.zeros(0), 0)
+    offsets = np.arange(int(count.sum())) - np.repeat(np.cumsum(count) - count, count)
+    probe_scores = table.scores[np.repeat(probe_rows, count)]
+    control_scores = table.scores[control_rows[np.repeat(first, count) + offsets]]
+    wins = (probe_scores < control_scores) + 0.5 * (probe_scores == control_scores)
+    groups, first_probe = np.unique(probe_groups, return_index=True)
+    place = np.empty(len(groups), dtype=np.int64)
+    place[np.argsort(first_probe, kind="stable")] = np.arange(len(groups))
+    position = place[np.searchsorted(groups, np.repeat(probe_groups, count))]
+    numerator = np.bincount(position, weights=wins, minlength=len(groups)).astype(np.float64)
+    weight = np.bincount(position, minlength=len(groups)).astype(np.float64)
+    return GroupSums(numerator, weight, int(weight.sum()))
 
 
 def _ranking_groups(table: ProbeTable) -> list[tuple[NDArray[np.int64], NDArray[np.float64]]]:
@@ -163,11 +183,54 @@ def group_r_precision(swaps: NDArray[np.int64], scores: NDArray[np.float64]) -> 
     return float(found / r)
 
 
+def average_ranks(rows: NDArray[np.float64]) -> NDArray[np.float64]:
+    """The 1-based average ranks of each row (ties share their mean rank), as ``rankdata`` per row."""
+    below = (rows[:, None, :] < rows[:, :, None]).sum(axis=2)
+    equal = (rows[:, None, :] == rows[:, :, None]).sum(axis=2)
+    ranks: NDArray[np.float64] = below + (equal + 1) / 2
+    return ranks
+
+
+def rows_spearman(swaps: NDArray[np.float64], scores: NDArray[np.float64]) -> NDArray[np.float64]:
+    """:func:`group_spearman` of every row of equally sized groups at once."""
+    expected = average_ranks(-swaps)
+    observed = average_ranks(scores)
+    e = expected - expected.mean(axis=1, keepdims=True)
+    o = observed - observed.mean(axis=1, keepdims=True)
+    norm = np.sqrt((e * e).sum(axis=1) * (o * o).sum(axis=1))
+    with np.errstate(invalid="ignore", divide="ignore"):
+        return np.where(norm > 0, (e * o).sum(axis=1) / np.where(norm > 0, norm, 1.0), 0.0)
+
+
+def rows_r_precision(swaps: NDArray[np.float64], scores: NDArray[np.float64]) -> NDArray[np.float64]:
+    """:func:`group_r_precision` of every row of equally sized groups at once."""
+    relevant = swaps == swaps.min(axis=1, keepdims=True)
+    r = relevant.sum(axis=1)
+    cut = -np.sort(-scores, axis=1)[np.arange(len(scores)), r - 1][:, None]
+    above = scores > cut
+    at_cut = scores == cut
+    places_left = r - above.sum(axis=1)
+    found = (above & relevant).sum(axis=1) + places_left * (at_cut & relevant).sum(axis=1) / at_cut.sum(axis=1)
+    return np.asarray(found / r, dtype=np.float64)
+
+
 def ranking_sums(table: ProbeTable) -> tuple[GroupSums, GroupSums]:
-    """Per-group Spearman and R-Precision of the multi-swap groups (weight 1 each)."""
+    """Per-group Spearman and R-Precision of the multi-swap groups (weight 1 each).
+
+    Groups of one size are computed together (:func:`rows_spearman`, :func:`rows_r_precision`):
+    a loop of :func:`group_spearman` over thousands of source pairs took seconds.
+    """
     groups = _ranking_groups(table)
-    spearman = np.asarray([group_spearman(s, m) for s, m in groups])
-    r_precision = np.asarray([group_r_precision(s, m) for s, m in groups])
+    spearman = np.empty(len(groups))
+    r_precision = np.empty(len(groups))
+    by_size: dict[int, list[int]] = {}
+    for index, (group_swaps, _) in enumerate(groups):
+        by_size.setdefault(len(group_swaps), []).append(index)
+    for members in by_size.values():
+        swaps = np.array([groups[i][0] for i in members], dtype=np.float64)
+        scores = np.array([groups[i][1] for i in members], dtype=np.float64)
+        spearman[members] = rows_spearman(swaps, scores)
+        r_precision[members] = rows_r_precision(swaps, scores)
     ones = np.ones(len(groups))
     return GroupSums(spearman, ones, len(groups)), GroupSums(r_precision, ones, len(groups))
 
@@ -215,10 +278,26 @@ def group_counts(groups: int, resamples: int, seed: int) -> NDArray[np.float64]:
     return rng.multinomial(groups, np.full(groups, 1.0 / groups), size=resamples).astype(np.float64)
 
 
-def bootstrap_figure(sums: GroupSums, resamples: int = DEFAULT_RESAMPLES, seed: int = DEFAULT_SEED) -> Figure:
-    """A figure with its percentile interval over resampled source groups (none with resamples=0)."""
+def bootstrap_figure(
+    sums: GroupSums,
+    resamples: int = DEFAULT_RESAMPLES,
+    seed: int = DEFAULT_SEED,
+    draws: dict[int, NDArray[np.float64]] | None = None,
+) -> Figure:
+    """A figure with its percentile interval over resampled source groups (none with resamples=0).
+
+    ``draws``: the counts already drawn, by number of groups, reused and filled in (the same
+    counts :func:`group_counts` would draw again, so many cards cost one draw per group count).
+    """
     groups = len(sums.weight)
-    counts = group_counts(groups, resamples, seed) if resamples and groups > 1 else None
+    counts = None
+    if resamples and groups > 1:
+        if draws is None:
+            counts = group_counts(groups, resamples, seed)
+        else:
+            counts = draws.get(groups)
+            if counts is None:
+                counts = draws[groups] = group_counts(groups, resamples, seed)
     return _figure(sums, counts)
 
 
@@ -227,19 +306,21 @@ def robustness_card(
     kinds: Sequence[str] = AGAINST_CONTROL,
     resamples: int = DEFAULT_RESAMPLES,
     seed: int = DEFAULT_SEED,
+    draws: dict[int, NDArray[np.float64]] | None = None,
 ) -> RobustnessCard:
-    """Every figure of the card for one metric's scores on one probe set."""
+    """Every figure of the card for one metric's scores on one probe set (``draws``: see
+    :func:`bootstrap_figure`; pass one dict for every card of a probe set)."""
     spearman, r_precision = ranking_sums(table)
     originals = table.scores[_kind_mask(table, ORIGINAL) & ~np.isnan(table.scores)]
     scale = float(np.std(originals, ddof=1)) if len(originals) > 1 else None
     return RobustnessCard(
         below_control=tuple(
-            KindShare(kind, bootstrap_figure(below_control_sums(table, kind), resamples, seed)) for kind in kinds
+            KindShare(kind, bootstrap_figure(below_control_sums(table, kind), resamples, seed, draws)) for kind in kinds
         ),
-        swap_spearman=bootstrap_figure(spearman, resamples, seed),
-        swap_r_precision=bootstrap_figure(r_precision, resamples, seed),
-        asymmetry=bootstrap_figure(asymmetry_sums(table), resamples, seed),
-        length_effect=bootstrap_figure(length_sums(table), resamples, seed),
+        swap_spearman=bootstrap_figure(spearman, resamples, seed, draws),
+        swap_r_precision=bootstrap_figure(r_precision, resamples, seed, draws),
+        asymmetry=bootstrap_figure(asymmetry_sums(table), resamples, seed, draws),
+        length_effect=bootstrap_figure(length_sums(table), resamples, seed, draws),
         scale=scale,
         resamples=resamples,
     )

@@ -2,7 +2,8 @@
 
 The only module of ``scoring.analysis`` that imports Django. A fixed number of queries
 whatever the campaign size (pairs, judgements, training answers, volunteers, metric
-configurations, scores), each a flat ``values_list`` read straight into arrays.
+configurations, scores, and the probe set with its pairs and scores for the robustness cards),
+each a flat ``values_list`` read straight into arrays.
 
 Check pairs (attention checks) and check answers never enter an analysis; with
 ``Filters.exclude_flagged`` the judgements of the volunteers that
@@ -32,6 +33,7 @@ from scoring.analysis.labels import LABEL_CODES, Reference
 from scoring.analysis.report import AnalysisInput, JudgementRows, MetricInfo, VolunteerInfo
 from scoring.metrics.lexical import normalised_char_distance
 from scoring.models import MetricConfig, Score, StoppingRule
+from scoring.reports.robustness import campaign_probe_scores, probe_fingerprint
 from scoring.reports.state import state_key
 
 
@@ -223,6 +225,7 @@ def _fingerprint(campaign: Campaign) -> tuple[dict[str, Any], datetime | None]:
         "volunteers": volunteers,
         "rule": rule,
         "stopping": stopping.isoformat() if stopping else None,
+        "probes": probe_fingerprint(campaign),
     }
     moments = [moment for moment in (judgements["last"], scores["last"], pairs["last"]) if moment is not None]
     return fingerprint, max(moments) if moments else None
@@ -372,6 +375,7 @@ def load(campaign: Campaign, filters: Filters) -> AnalysisInput:
         sources=[row[2] for row in pair_rows],
         systems=[row[6] for row in pair_rows],
         external_ids=[row[7] for row in pair_rows],
+        probes=campaign_probe_scores(campaign),
     )
 
 

@@ -7,8 +7,10 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 import numpy as np
+from django.db.models import Case, Count, Max, Q, When
 
 from annotate.models import Campaign
+from scoring.analysis.cards import ProbeScores
 from scoring.analysis.robustness import Figure, ProbeTable, RobustnessCard, robustness_card
 from scoring.models import MetricConfig, Score
 from scoring.probe_models import ProbePair, ProbeSet
@@ -44,6 +46,21 @@ READINGS = {
 }
 
 
+# The figures' names as the dashboard's card heads them.
+READING_NAMES = {
+    "below_control": "below control",
+    "swap_spearman": "swap Spearman",
+    "swap_r_precision": "swap R-Precision",
+    "asymmetry": "asymmetry",
+    "length_effect": "length effect",
+}
+
+
+def robustness_readings() -> list[tuple[str, str]]:
+    """(figure name, what it can and cannot conclude), in the card's column order."""
+    return [(READING_NAMES[key], text) for key, text in READINGS.items()]
+
+
 @dataclass(frozen=True)
 class MetricCard:
     config_id: int
@@ -53,42 +70,83 @@ class MetricCard:
 
 def probe_set_for(campaign: Campaign) -> ProbeSet | None:
     """The campaign's own probe set if it is one, else the latest probe set built from it."""
-    own = ProbeSet.objects.filter(campaign=campaign).first()
-    if own is not None:
-        return own
-    return ProbeSet.objects.filter(source_campaign=campaign).order_by("-created_at", "-id").first()
+    # One query: the campaign's own probe set first, else the latest built from it.
+    own_first = Case(When(campaign=campaign, then=0), default=1)
+    return (
+        ProbeSet.objects.filter(Q(campaign=campaign) | Q(source_campaign=campaign))
+        .select_related("campaign")
+        .order_by(own_first, "-created_at", "-id")
+        .first()
+    )
+
+
+def probe_scores(probe_set: ProbeSet) -> ProbeScores:
+    """The probe set's pairs and every metric's raw scores on them (three queries)."""
+    rows = list(
+        ProbePair.objects.filter(probe_set=probe_set)
+        .order_by("pair_id")
+        .values_list("pair_id", "kind", "group", "swaps")
+    )
+    position = {pair_id: i for i, (pair_id, *_rest) in enumerate(rows)}
+    group_codes: dict[str, int] = {}
+    groups = np.asarray([group_codes.setdefault(group, len(group_codes)) for _, _, group, _ in rows], dtype=np.int64)
+    kinds = tuple(kind for _, kind, _, _ in rows)
+    swaps = np.asarray([-1 if s is None else s for *_rest, s in rows], dtype=np.int64)
+    by_config: dict[int, np.ndarray] = {}
+    if rows:
+        for pair_id, config_id, value in Score.objects.filter(
+            pair__campaign_id=probe_set.campaign_id, status=Score.Status.DONE
+        ).values_list("pair_id", "metric_config_id", "value"):
+            if pair_id in position:
+                by_config.setdefault(config_id, np.full(len(rows), np.nan))[position[pair_id]] = value
+    configs = list(
+        MetricConfig.objects.filter(pk__in=by_config)
+        .order_by("metric", "id")
+        .values_list("id", "label", "higher_is_closer")
+    )
+    return ProbeScores(
+        probe_set=probe_set.pk,
+        campaign=probe_set.campaign.slug,
+        groups=groups,
+        kinds=kinds,
+        swaps=swaps,
+        metrics=configs,
+        scores=np.array([by_config[pk] for pk, _, _ in configs]).reshape(len(configs), len(rows)),
+    )
+
+
+def campaign_probe_scores(campaign: Campaign) -> ProbeScores | None:
+    """The scores on the campaign's probe set (:func:`probe_set_for`); None without one."""
+    probe_set = probe_set_for(campaign)
+    return None if probe_set is None else probe_scores(probe_set)
+
+
+def probe_fingerprint(campaign: Campaign) -> list[object]:
+    """What changes when the campaign's probe set or its scores change (the dashboard's version)."""
+    probe_set = probe_set_for(campaign)
+    if probe_set is None:
+        return []
+    scores = Score.objects.filter(pair__campaign_id=probe_set.campaign_id).aggregate(
+        count=Count("id"), last_id=Max("id"), last=Max("computed_at")
+    )
+    return [probe_set.pk, probe_set.campaign_id, scores]
 
 
 def robustness_cards(
     probe_set: ProbeSet, *, resamples: int, seed: int, labels: list[str] | None = None
 ) -> list[MetricCard]:
     """One card per metric configuration with scores on the probe set (``labels``: only these)."""
-    rows = list(
-        ProbePair.objects.filter(probe_set=probe_set)
-        .order_by("pair_id")
-        .values_list("pair_id", "kind", "group", "swaps")
-    )
-    if not rows:
+    scored = probe_scores(probe_set)
+    if not scored.kinds:
         return []
-    position = {pair_id: i for i, (pair_id, *_rest) in enumerate(rows)}
-    group_codes: dict[str, int] = {}
-    groups = np.asarray([group_codes.setdefault(group, len(group_codes)) for _, _, group, _ in rows], dtype=np.int64)
-    kinds = tuple(kind for _, kind, _, _ in rows)
-    swaps = np.asarray([-1 if s is None else s for *_rest, s in rows], dtype=np.int64)
-    scores: dict[int, np.ndarray] = {}
-    for pair_id, config_id, value in Score.objects.filter(
-        pair__campaign_id=probe_set.campaign_id, status=Score.Status.DONE
-    ).values_list("pair_id", "metric_config_id", "value"):
-        if pair_id in position:
-            scores.setdefault(config_id, np.full(len(rows), np.nan))[position[pair_id]] = value
-    configs = MetricConfig.objects.filter(pk__in=scores).order_by("metric", "id")
+    names = dict(MetricConfig.objects.filter(pk__in=[pk for pk, _, _ in scored.metrics]).values_list("id", "metric"))
     cards = []
-    for config in configs:
-        if labels and config.label not in labels and config.metric not in labels:
+    for row, (config_id, label, higher) in enumerate(scored.metrics):
+        if labels and label not in labels and names[config_id] not in labels:
             continue
-        oriented = scores[config.pk] if config.higher_is_closer else -scores[config.pk]
-        table = ProbeTable(groups=groups, kinds=kinds, swaps=swaps, scores=oriented)
-        cards.append(MetricCard(config.pk, config.label, robustness_card(table, resamples=resamples, seed=seed)))
+        oriented = scored.scores[row] if higher else -scored.scores[row]
+        table = ProbeTable(groups=scored.groups, kinds=scored.kinds, swaps=scored.swaps, scores=oriented)
+        cards.append(MetricCard(config_id, label, robustness_card(table, resamples=resamples, seed=seed)))
     return cards
 
 

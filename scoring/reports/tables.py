@@ -15,6 +15,7 @@ from collections.abc import Callable
 from dataclasses import asdict, dataclass, field
 from typing import Any, Literal
 
+from scoring.analysis.cards import NO_PROBE_SET, UNSCORED, CalibrationSection, CardFigure, RobustnessSection
 from scoring.analysis.labels import Reference
 from scoring.analysis.report import (
     BestAccuracy,
@@ -573,4 +574,131 @@ def all_tables(report: Report) -> list[Table]:
     weighted = (
         [] if report.weighted is None else [weighted_table(report.weighted), weighted_difference_table(report.weighted)]
     )
-    return [*weighted, *metric_tables(report), agreement_table(report), volunteer_table(report)]
+    return [*weighted, *metric_tables(report), agreement_table(report), volunteer_table(report), *card_tables(report)]
+
+
+# --- the robustness and calibration cards (scoring.analysis.cards) ------------------------------
+
+NO_TEMPERATURE = "no finite T: the scores do not rise with the answers, or separate them perfectly"
+KIND_NAMES = {"paws_swap": "PAWS swap", "number": "number", "date": "date", "negation": "negation"}
+NO_PROBES_NOTE = (
+    "No probe set was built from this campaign: build one with manage.py build_probes --campaign <slug> "
+    "(or on the campaign's probe page, /staff/campaigns/<slug>/probes/), then score its campaign like any other."
+)
+UNSCORED_NOTE = (
+    "The probe set {campaign} has no scores yet: score its campaign like any other and the cards appear here."
+)
+
+
+def figure_cell(figure: CardFigure, digits: int = RATE_DIGITS) -> Cell:
+    """``value [low-high]``: the figure and its 95% interval over source pairs (n in the note)."""
+    if figure.value is None:
+        return Cell(DASH, note="no source pair has the probes this figure needs")
+    text = fmt(figure.value, digits)
+    if figure.low is not None and figure.high is not None:
+        text += f" [{fmt(figure.low, digits)}{EN_DASH}{fmt(figure.high, digits)}]"
+    return Cell(
+        text, figure.value, note=f"{figure.groups} source pairs, {figure.comparisons} comparisons", digits=digits
+    )
+
+
+def robustness_columns(section: RobustnessSection) -> list[str]:
+    return [
+        *(f"{KIND_NAMES.get(kind, kind)} below control" for kind in section.kinds),
+        "swap Spearman",
+        "swap R-Precision",
+        "asymmetry",
+        "length effect",
+        "SD",
+    ]
+
+
+def robustness_table(section: RobustnessSection) -> Table:
+    table = Table(
+        "robustness",
+        "Robustness on the probe set",
+        "Each metric's scores on pairs changed in a known way (manage.py build_probes): the share of PAWS-style "
+        "swaps, number, date and negation changes scored below a meaning-keeping control of the same sentence "
+        "(ties ½; 0.5 is blind), the Spearman correlation and R-Precision of the 1-, 2- and 3-swap versions with "
+        "the expected order (paper 004), the mean |m(S, H) - m(H, S)| and the mean change when H opens with a "
+        "neutral clause, in the metric's own units (SD: of its scores on the original pairs). "
+        f"[95% interval over source pairs, {section.resamples} resamples, seed {section.seed}].",
+        ["metric"],
+        robustness_columns(section),
+    )
+    if section.state == NO_PROBE_SET:
+        table.note = NO_PROBES_NOTE
+        return table
+    if section.state == UNSCORED:
+        table.note = UNSCORED_NOTE.format(campaign=section.probe_campaign)
+        return table
+    table.note = (
+        f"Probe set {section.probe_set} (campaign {section.probe_campaign}): "
+        f"{section.pairs} probe pairs from {section.groups} source pairs."
+    )
+    for card in section.cards:
+        cells = [figure_cell(card.below_control[kind]) for kind in section.kinds]
+        cells += [figure_cell(card.swap_spearman), figure_cell(card.swap_r_precision)]
+        cells += [figure_cell(card.asymmetry), figure_cell(card.length_effect)]
+        cells.append(Cell(fmt(card.scale), card.scale, digits=RATE_DIGITS))
+        table.rows.append(Row(card.label, cells=cells))
+    return table
+
+
+def calibration_table(section: CalibrationSection) -> Table:
+    against = (
+        "the imported gold label (0 or 1)"
+        if section.target == "gold"
+        else "the share of the pair's volunteers who called it a paraphrase (Mostly similar or Same meaning; "
+        "Don't know left out)"
+    )
+    table = Table(
+        "temperature",
+        "Calibration of ParaPLUIE and a cross-fitted temperature",
+        f"P(yes) = 1 / (1 + e^(-log-ratio)) against {against}, per pair: expected calibration error over "
+        f"{section.bins} equal-width bins of P(yes), and Brier score. "
+        "Temperature: P(yes) = 1 / (1 + e^(-log-ratio / T)), "
+        f"T fitted by maximum likelihood; cross-fitted over {section.folds} folds of pairs (seed {section.seed}), each "
+        "fold calibrated by the T fitted on the other folds, so the ECE after it is measured on pairs its T never "
+        "saw. T above 1: the judge is over-confident.",
+        ["metric"],
+        ["pairs", "ECE", "Brier", "T (all pairs)", "T per fold", "ECE after T", "Brier after T"],
+        text_columns=[4],
+    )
+    if not section.cards:
+        table.note = (
+            "No log-odds metric (ParaPLUIE) has scored a pair with a reference yet."
+            if section.target == "gold"
+            else "No log-odds metric (ParaPLUIE) has scored a pair the volunteers answered yet."
+        )
+    for card in section.cards:
+        folds = ", ".join(DASH if t is None else fmt(t, 2) for t in card.fold_temperatures) or DASH
+        table.rows.append(
+            Row(
+                card.label,
+                cells=[
+                    Cell(str(card.pairs), float(card.pairs)),
+                    Cell(fmt(card.ece), card.ece, digits=RATE_DIGITS),
+                    Cell(fmt(card.brier), card.brier, digits=RATE_DIGITS),
+                    Cell(
+                        fmt(card.temperature, 2),
+                        card.temperature,
+                        note=""
+                        if card.temperature is not None
+                        else "no finite T: the scores do not rise with the answers",
+                        digits=2,
+                    ),
+                    Cell(folds, note="fold k's T is fitted on the other folds' pairs"),
+                    Cell(fmt(card.ece_after), card.ece_after, digits=RATE_DIGITS),
+                    Cell(fmt(card.brier_after), card.brier_after, digits=RATE_DIGITS),
+                ],
+            )
+        )
+    return table
+
+
+def card_tables(report: Report) -> list[Table]:
+    """The robustness and calibration tables of a report (none for a report without cards)."""
+    if report.cards is None:
+        return []
+    return [robustness_table(report.cards.robustness), calibration_table(report.cards.calibration)]

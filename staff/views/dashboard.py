@@ -28,6 +28,7 @@ from annotate.models import Campaign, campaign_label
 from annotate.teams import campaigns_for
 from scoring.reports import dataset, stopping
 from scoring.reports.failures import failure_reasons, failures_json
+from scoring.reports.robustness import robustness_readings
 from scoring.reports.service import FilterError, campaign_report, report_etag, report_etag_of
 from scoring.tuning import service as judge_tuning
 
@@ -114,6 +115,7 @@ def dashboard(request: HttpRequest) -> HttpResponse:
             tuned_notes=judge_tuning.dashboard_notes(campaign),
             failure_reasons=failure_reasons(campaign),
             stopping=stopping.stopping_json(campaign),
+            robustness_readings=robustness_readings(),
             **_paraphrasus_context(campaign, request.GET.get("fit_on") or None),
         )
     status = 404 if context["missing_slug"] else 200

@@ -6,6 +6,7 @@ from dataclasses import asdict
 
 import numpy as np
 
+from scoring.analysis import cards as card_stats
 from scoring.analysis.binary import (
     Ranked,
 )
@@ -120,6 +121,7 @@ def build_report(data: AnalysisInput, options: ReportOptions | None = None) -> R
             state="off" if options.resamples == 0 else "ready" if options.intervals else "computing",
             message="",
         ),
+        cards=card_stats.report_cards(data, reference, options.resamples, options.seed),
         weighted=None
         if data.inclusion_probability is None
         else weighted_section(

@@ -7,6 +7,7 @@ from dataclasses import dataclass
 import numpy as np
 from numpy.typing import NDArray
 
+from scoring.analysis import cards as card_stats
 from scoring.analysis.bootstrap import (
     DEFAULT_RESAMPLES,
     DEFAULT_SEED,
@@ -19,7 +20,8 @@ from scoring.analysis.labels import (
 )
 
 # Bump when a change in this package changes any number of a report (part of the data version).
-ANALYSIS_VERSION = "3"  # 2: volunteers carry their pseudonym; 3: charts name their pairs (links to the pair pages)
+ANALYSIS_VERSION = "4"  # 2: volunteers carry their pseudonym; 3: charts name their pairs (links to the pair pages);
+# 4: the robustness and calibration cards
 ALL = "all"
 ALL_LABEL = "Global"
 NO_ORIGIN_LABEL = "(no origin)"
@@ -95,6 +97,7 @@ class AnalysisInput:
     external_ids: list[str] | None = None  # the pair's id in its corpus ("" when none), for links
     # Adaptive selection: each pair's inclusion probability (scoring.analysis.selection); None: balanced.
     inclusion_probability: FloatArray | None = None
+    probes: card_stats.ProbeScores | None = None  # the campaign's probe set, scored (robustness cards)
 
     def __post_init__(self) -> None:
         n = len(self.pair_ids)

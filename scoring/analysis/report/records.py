@@ -5,6 +5,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any, ClassVar
 
+from scoring.analysis import cards as card_stats
 from scoring.analysis.labels import (
     LabelCounts,
     Reference,
@@ -370,6 +371,7 @@ class Report:
     volunteers: list[VolunteerRow]
     bootstrap: BootstrapInfo
     weighted: WeightedSection | None = None  # adaptive selection: the pool's weighted figures
+    cards: card_stats.Cards | None = None  # robustness on the probe set, calibration of log-odds metrics
 
     def result(self, metric_id: int, subset: str) -> MetricResult:
         return self.results[metric_id][subset]
