@@ -59,10 +59,11 @@ from scoring.analysis.labels import (
     volunteer_labels,
 )
 from scoring.analysis.plain import to_json
+from scoring.analysis.rater_bootstrap import RaterInput, RaterIntervals, rater_intervals
 from scoring.analysis.thresholds import TiedBest, tied_best
 
 # Bump when a change here changes any number of a report (part of the data version).
-ANALYSIS_VERSION = "3"  # 2: volunteers carry their pseudonym; 3: charts name their pairs (links to the pair pages)
+ANALYSIS_VERSION = "4"  # 2: volunteers carry their pseudonym; 3: charts name their pairs; 4: two-way intervals
 ALL = "all"
 ALL_LABEL = "Global"
 NO_ORIGIN_LABEL = "(no origin)"
@@ -367,6 +368,8 @@ class MetricResult:
     ranking: RankingSummary | None
     bootstrap: BootstrapCounts | None
     undefined: dict[str, str]
+    # The correlations' intervals and the two-way (pairs and volunteers) ones (:mod:`.rater_bootstrap`).
+    raters: RaterIntervals | None = None
 
 
 @dataclass(frozen=True)
@@ -732,6 +735,7 @@ class MetricIntervals:
     eer: IntervalPair | None
     resamples: int
     single_class_resamples: int
+    raters: RaterIntervals | None = None
 
 
 # metric id -> subset key -> its intervals (None below two scored pairs): what the interactive queue
@@ -780,7 +784,36 @@ def report_intervals(data: AnalysisInput, options: ReportOptions) -> Intervals:
             valid = labelled & np.isfinite(raw)
             ranked = rank(oriented[valid], labels.binary[valid] == 1)
             jobs.append((metric.id, group.key, ranked, int(np.count_nonzero(labelled))))
-    return _intervals_of(jobs, options.resamples, options.seed, options.confidence)
+    intervals = _intervals_of(jobs, options.resamples, options.seed, options.confidence)
+    return _with_raters(intervals, data, labels, options)
+
+
+def _with_raters(intervals: Intervals, data: AnalysisInput, labels: HumanLabels, options: ReportOptions) -> Intervals:
+    """``intervals`` with the two-way (pairs and volunteers) intervals of :mod:`.rater_bootstrap`."""
+    if options.resamples <= 0:
+        return intervals
+    oriented = np.array([row if m.higher_is_closer else -row for m, row in zip(data.metrics, data.scores, strict=True)])
+    raters = rater_intervals(
+        RaterInput(
+            data.judgements.pair_index,
+            data.judgements.volunteer,
+            data.judgements.code,
+            [metric.id for metric in data.metrics],
+            oriented.reshape(len(data.metrics), len(data.pair_ids)),
+            None if options.reference == Reference.VOLUNTEERS else (labels.binary, labels.graded),
+        ),
+        [(group.key, group.mask) for group in subsets(data.origins)],
+        options.resamples,
+        options.seed,
+        options.confidence,
+    )
+    return {
+        metric_id: {
+            key: None if value is None else replace(value, raters=raters.get(metric_id, {}).get(key))
+            for key, value in per_subset.items()
+        }
+        for metric_id, per_subset in intervals.items()
+    }
 
 
 def _result_with(result: MetricResult, interval: MetricIntervals) -> MetricResult:
@@ -791,6 +824,7 @@ def _result_with(result: MetricResult, interval: MetricIntervals) -> MetricResul
         eer=None if eer is None else replace(eer, ci=interval.eer),
         auc=None if auc is None else replace(auc, ci=interval.auc),
         bootstrap=BootstrapCounts(interval.resamples, interval.single_class_resamples),
+        raters=interval.raters,
     )
 
 
@@ -1069,5 +1103,6 @@ def build_report(data: AnalysisInput, options: ReportOptions | None = None) -> R
         ),
     )
     if options.intervals and options.resamples > 0:
-        report = with_intervals(report, _intervals_of(jobs, options.resamples, options.seed, options.confidence))
+        intervals = _intervals_of(jobs, options.resamples, options.seed, options.confidence)
+        report = with_intervals(report, _with_raters(intervals, data, labels, options))
     return report
