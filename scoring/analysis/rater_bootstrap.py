@@ -139,10 +139,8 @@ def _histogram(level: IntArray, weight: FloatArray, levels: int) -> FloatArray:
     """Rows x levels: the sum of ``weight`` over the columns of each level, per row."""
     rows = weight.shape[0]
     index = (np.arange(rows) * levels)[:, None] + level
-    counts: FloatArray = np.bincount(index.ravel(), weights=weight.ravel(), minlength=rows * levels).reshape(
-        rows, levels
-    )
-    return counts
+    counts = np.bincount(index.ravel(), weights=weight.ravel(), minlength=rows * levels)
+    return np.asarray(counts, dtype=np.float64).reshape(rows, levels)
 
 
 def observed_labels(table: JudgementTable) -> tuple[NDArray[np.int8], FloatArray]:
