@@ -121,6 +121,13 @@ class Replicates:
         return np.where(np.isfinite(self.graded), self.graded, 0.0)
 
     @cached_property
+    def graded_moments(self) -> tuple[FloatArray, FloatArray]:
+        """Weight x (score - 2.5) and weight x (score - 2.5)^2 (centred: fewer lost digits)."""
+        centred = np.where(self.graded_weight > 0, self.graded_value - 2.5, 0.0)
+        first = self.graded_weight * centred
+        return first, first * centred
+
+    @cached_property
     def graded_level(self) -> tuple[IntArray, int]:
         """Each graded score's rank among the block's distinct scores (for Spearman), and how many."""
         values = self.graded_value[:1] if self.fixed else self.graded_value
@@ -321,10 +328,9 @@ def correlations(
     centre = float(np.mean(oriented[order.order])) if len(order.order) else 0.0
     x = np.where(scored > 0, oriented - centre, 0.0)
     weight = block.graded_weight
-    value = np.where(weight > 0, block.graded_value - 2.5, 0.0)
-    wy = weight * value
+    wy, wyy = block.graded_moments
     total = weight @ scored
-    pearson = _pearson_from_sums(total, weight @ x, wy @ scored, weight @ (x * x), (wy * value) @ scored, wy @ x)
+    pearson = _pearson_from_sums(total, weight @ x, wy @ scored, weight @ (x * x), wyy @ scored, wy @ x)
     return pearson, _spearman(order, block, scored, total)
 
 
