@@ -6,8 +6,11 @@ conclusion is about volunteers *like them* (another campaign, another crowd), wh
 volunteer is a second source of chance: a volunteer swayed by word overlap, say, pulls the
 labels of every pair they judged the same way.
 
-The scheme: the two-way random-effects ("pigeonhole", or "double") bootstrap, as in the human
-ceiling (:mod:`.ceiling`). Each replicate draws
+The scheme: the two-way random-effects ("pigeonhole", or "double") bootstrap, pairs and volunteers
+drawn independently as in the human ceiling (:mod:`.ceiling`, which weights each comparison by the
+product of the draws; here the volunteer draws weight the judgements *inside* each pair's label,
+and the pair draws weight the pairs). The pairs a replicate draws from are those with a graded
+judgement (a tie may become a label, and the reverse). Each replicate draws
 
 1. the pairs, with replacement (as in the pairs-only bootstrap), and, independently,
 2. the volunteers, with replacement;
