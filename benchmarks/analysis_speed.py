@@ -18,6 +18,9 @@ the memory: tracemalloc's peak during the intervals (NumPy reports its buffers t
 the growth of the process's peak RSS. The counts are drawn in chunks of ``CHUNK_ROWS``
 resamples, so the peak grows with the pairs only, not with pairs x resamples.
 
+It also times the intervals alone, the pairs-only bootstrap against the two-way (pairs and
+volunteers) one of :mod:`scoring.analysis.rater_bootstrap`, and prints their ratio.
+
 Every report covers Tables 1-5, AUC, correlations, top-k curves, chart data, agreement and
 the volunteer table, for each corpus and for all pairs. Prints times and ratios; no assertion.
 
@@ -47,8 +50,10 @@ sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 from sklearn.metrics import roc_auc_score
 
-from scoring.analysis.bootstrap import CHUNK_ROWS, DEFAULT_RESAMPLES
+from scoring.analysis.binary import rank
+from scoring.analysis.bootstrap import CHUNK_ROWS, DEFAULT_RESAMPLES, Resampler, bootstrap_many
 from scoring.analysis.labels import volunteer_labels
+from scoring.analysis.rater_bootstrap import RaterInput, rater_intervals
 from scoring.analysis.report import (
     AnalysisInput,
     JudgementRows,
@@ -57,6 +62,7 @@ from scoring.analysis.report import (
     VolunteerInfo,
     build_report,
     report_intervals,
+    subsets,
 )
 
 
@@ -300,8 +306,36 @@ def main() -> None:
     for name, function in rows:
         elapsed = best_of(args.repeats, function)
         print(f"{name:<47} {elapsed:8.3f} s {elapsed / reference_time:6.1f}x")
+    two_way_ratio(data, args.repeats)
     if args.database:
         database_timings(data, args.repeats)
+
+
+def two_way_ratio(data: AnalysisInput, repeats: int) -> None:
+    """The pairs-only intervals (accuracy, AUC, EER) against the two-way ones (the same three plus
+    Pearson and Spearman, and the correlations' pairs-only intervals), same resamples, same run."""
+    options = ReportOptions()
+    labels = volunteer_labels(len(data.pair_ids), data.judgements.pair_index, data.judgements.code)
+    oriented = np.array([row if m.higher_is_closer else -row for m, row in zip(data.metrics, data.scores, strict=True)])
+    groups = [(group.key, group.mask) for group in subsets(data.origins)]
+    jobs = []
+    for index in range(len(data.metrics)):
+        for _, mask in groups:
+            labelled = mask & labels.labelled
+            valid = labelled & np.isfinite(oriented[index])
+            jobs.append((rank(oriented[index][valid], labels.binary[valid] == 1), int(np.count_nonzero(labelled))))
+    resampler = Resampler(options.resamples, options.seed)
+    pairs_only = best_of(repeats, lambda: bootstrap_many(jobs, resampler))
+    rater_input = RaterInput(
+        data.judgements.pair_index,
+        data.judgements.volunteer,
+        data.judgements.code,
+        [m.id for m in data.metrics],
+        oriented,
+    )
+    two_way = best_of(repeats, lambda: rater_intervals(rater_input, groups, options.resamples, options.seed))
+    print(f"intervals alone, pairs only ({options.resamples} resamples)    {pairs_only:8.3f} s   1.0x")
+    print(f"intervals alone, pairs and volunteers (two-way) {two_way:8.3f} s {two_way / pairs_only:6.1f}x")
 
 
 if __name__ == "__main__":

@@ -85,7 +85,7 @@ def test_table_layouts(tables):
 def test_undefined_cells_say_why(tables):
     table2 = tables[1]
     # PP in subset b: pair 3 failed, so only pair 4 (a non-paraphrase) is left.
-    pp_b_ci = next(row for row in table2.rows if row.label == "PP ↑" and row.stat == "Acc. 95% CI").cells[1]
+    pp_b_ci = next(row for row in table2.rows if row.label == "PP ↑" and row.stat == "Acc. 95% CI, pairs only").cells[1]
     assert pp_b_ci.text == "—" and pp_b_ci.note
     auc = next(row for row in tables[5].rows if row.label == "PP ↑" and row.stat == "ROC AUC").cells[1]
     assert auc.text == "—" and "only non-paraphrases" in auc.note

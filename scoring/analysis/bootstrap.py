@@ -27,6 +27,7 @@ from __future__ import annotations
 
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
+from typing import Any
 
 import numpy as np
 from numpy.typing import NDArray
@@ -155,18 +156,21 @@ def _resample_statistics(
     with np.errstate(divide="ignore", invalid="ignore"):
         accuracy = np.where(drawn > 0, (best + neg_total) / np.maximum(drawn, 1), np.nan)
         auc = np.where(defined, pairs / (2.0 * pos_total * neg_total), np.nan)
-    eer = _eer(positives, total, pos_total, neg_total, defined)
+    eer = sweep_eer(positives, total, pos_total, neg_total, defined)
     return accuracy, auc, eer
 
 
-def _eer(
-    pos: NDArray[np.int32],
-    total: NDArray[np.int32],
-    pos_total: NDArray[np.int64],
-    neg_total: NDArray[np.int64],
+def sweep_eer(
+    pos: NDArray[Any],
+    total: NDArray[Any],
+    pos_total: NDArray[Any],
+    neg_total: NDArray[Any],
     defined: NDArray[np.bool_],
 ) -> NDArray[np.float64]:
-    """Interpolated EER of every resample, by one vectorised binary search over all rows."""
+    """Interpolated EER of every resample, by one vectorised binary search over all rows.
+
+    ``pos`` and ``total``: paraphrases and pairs drawn through the end of each segment along the
+    score order (rows x segments, counts or weights); also used by :mod:`.rater_bootstrap`."""
     rows = np.arange(pos.shape[0])
     p_total = np.where(defined, pos_total, 1).astype(np.float64)
     n_total = np.where(defined, neg_total, 1).astype(np.float64)

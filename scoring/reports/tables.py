@@ -17,6 +17,13 @@ from typing import Any, Literal
 
 from scoring.analysis.cards import NO_PROBE_SET, UNSCORED, CalibrationSection, CardFigure, RobustnessSection
 from scoring.analysis.labels import Reference
+from scoring.analysis.rater_bootstrap import (
+    PAIRS_AND_VOLUNTEERS,
+    PAIRS_ONLY,
+    WHEN_PAIRS_AND_VOLUNTEERS,
+    WHEN_PAIRS_ONLY,
+    TwoWayIntervals,
+)
 from scoring.analysis.report import (
     BestAccuracy,
     CorrelationValue,
@@ -303,6 +310,47 @@ def _auc_ci(result: MetricResult) -> Cell:
     return _ci(auc.ci if auc else None, note=_why(result, "auc"))
 
 
+def _two_way(value: Callable[[TwoWayIntervals], IntervalPair | None], statistic: str) -> StatFn:
+    """The two-way (pairs and volunteers) interval of a statistic."""
+
+    def get(result: MetricResult) -> Cell:
+        raters = result.raters
+        two_way = raters.two_way if raters else None
+        if two_way is None:
+            return _ci(None, note=(raters.reason if raters else None) or _why(result, statistic))
+        cell = _ci(value(two_way), note=_why(result, statistic))
+        if cell.text != DASH:
+            cell.note = f"95% bootstrap interval over pairs and {two_way.volunteers} volunteers, both resampled"
+        return cell
+
+    return get
+
+
+def _correlation_ci(name: str) -> StatFn:
+    """The pairs-only interval of a correlation with the graded human scale."""
+
+    def get(result: MetricResult) -> Cell:
+        interval = getattr(result.raters, name) if result.raters else None
+        return _ci(interval, note=getattr(result.ordinal, name).reason or "")
+
+    return get
+
+
+def _intervals_sentence(report: Report) -> str:
+    """What the two kinds of interval are for (part of the captions of the tables with intervals)."""
+    if report.reference is Reference.GOLD:
+        return " Gold labels: only the pairs are resampled (no volunteers stand behind the labels)."
+    return f" {WHEN_PAIRS_ONLY} {WHEN_PAIRS_AND_VOLUNTEERS}"
+
+
+def _interval_rows(name: str, pairs_only: StatFn, two_way: StatFn, report: Report) -> list[tuple[str, StatFn, Best]]:
+    """The 95% CI rows of a statistic: pairs only, then pairs and volunteers (volunteers' labels only)."""
+    rows: list[tuple[str, StatFn, Best]] = [(f"{name} 95% CI, {PAIRS_ONLY}", pairs_only, None)]
+    if report.reference is not Reference.GOLD:
+        rows.append((f"{name} 95% CI, {PAIRS_AND_VOLUNTEERS}", two_way, None))
+    return rows
+
+
 def _ordinal(value: Callable[[Ordinal], CorrelationValue]) -> StatFn:
     def get(result: MetricResult) -> Cell:
         corr = value(result.ordinal)
@@ -345,10 +393,11 @@ def metric_tables(report: Report) -> list[Table]:
             "The threshold that maximises accuracy (chosen a posteriori on these pairs), with F1, recall and "
             "precision there. The interval is a 95% bootstrap interval with the threshold re-optimised in every "
             "resample. When several thresholds tie for the best accuracy the highest is used (it decides F1, "
-            "recall and precision) and the range of tied thresholds is shown. Best value per column in bold.",
+            "recall and precision) and the range of tied thresholds is shown. Best value per column in bold."
+            + _intervals_sentence(report),
             [
                 ("Max. acc.", _best(lambda best: best.accuracy), "max"),
-                ("Acc. 95% CI", _best_ci, None),
+                *_interval_rows("Acc.", _best_ci, _two_way(lambda two: two.accuracy, "best_accuracy"), report),
                 ("Threshold", _best_threshold, None),
                 ("Tied thresholds", _tied_thresholds, None),
                 ("F1", _best(lambda best: best.f1), "max"),
@@ -372,8 +421,12 @@ def metric_tables(report: Report) -> list[Table]:
             "Table 4 — Equal error rate",
             "Where the false acceptance rate (non-paraphrases accepted) equals the false rejection rate "
             "(paraphrases rejected), interpolated on the ROC curve; threshold of the nearest operating point. "
-            "Lowest EER per column in bold.",
-            [("EER", _eer_rate, "min"), ("EER 95% CI", _eer_ci, None), ("Threshold", _eer_threshold, None)],
+            "Lowest EER per column in bold." + _intervals_sentence(report),
+            [
+                ("EER", _eer_rate, "min"),
+                *_interval_rows("EER", _eer_ci, _two_way(lambda two: two.eer, "eer"), report),
+                ("Threshold", _eer_threshold, None),
+            ],
         ),
         _block_table(
             report,
@@ -392,14 +445,19 @@ def metric_tables(report: Report) -> list[Table]:
             report,
             "ranking",
             "Ranking and graded agreement",
-            "ROC AUC against the binary labels (with its 95% bootstrap interval), and Pearson / Spearman "
+            "ROC AUC against the binary labels, and Pearson / Spearman "
             "correlation of the oriented score (higher = closer) with the graded human scale (mean of the "
-            "4-point answers, or the imported gold score). Best per column in bold.",
+            "4-point answers, or the imported gold score), each with its 95% bootstrap intervals. Best per column "
+            "in bold." + _intervals_sentence(report),
             [
                 ("ROC AUC", _auc, "max"),
-                ("AUC 95% CI", _auc_ci, None),
+                *_interval_rows("AUC", _auc_ci, _two_way(lambda two: two.auc, "auc"), report),
                 ("Pearson", _ordinal(lambda ordinal: ordinal.pearson), "max"),
+                *_interval_rows("Pearson", _correlation_ci("pearson"), _two_way(lambda two: two.pearson, ""), report),
                 ("Spearman", _ordinal(lambda ordinal: ordinal.spearman), "max"),
+                *_interval_rows(
+                    "Spearman", _correlation_ci("spearman"), _two_way(lambda two: two.spearman, ""), report
+                ),
             ],
         ),
         _block_table(

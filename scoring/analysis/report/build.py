@@ -17,7 +17,7 @@ from scoring.analysis.labels import (
 from scoring.analysis.report.charts import chart_of, scatter_sample
 from scoring.analysis.report.convert import rounded
 from scoring.analysis.report.inputs import ALL, ANALYSIS_VERSION, AnalysisInput, ReportOptions, human_labels
-from scoring.analysis.report.intervals import intervals_of, with_intervals
+from scoring.analysis.report.intervals import intervals_of, with_intervals, with_raters
 from scoring.analysis.report.metric import metric_subset
 from scoring.analysis.report.records import (
     BootstrapInfo,
@@ -129,5 +129,6 @@ def build_report(data: AnalysisInput, options: ReportOptions | None = None) -> R
         ),
     )
     if options.intervals and options.resamples > 0:
-        report = with_intervals(report, intervals_of(jobs, options.resamples, options.seed, options.confidence))
+        intervals = intervals_of(jobs, options.resamples, options.seed, options.confidence)
+        report = with_intervals(report, with_raters(intervals, data, labels, options))
     return report

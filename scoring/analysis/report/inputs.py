@@ -20,8 +20,8 @@ from scoring.analysis.labels import (
 )
 
 # Bump when a change in this package changes any number of a report (part of the data version).
-ANALYSIS_VERSION = "4"  # 2: volunteers carry their pseudonym; 3: charts name their pairs (links to the pair pages);
-# 4: the robustness and calibration cards
+ANALYSIS_VERSION = "5"  # 2: volunteers carry their pseudonym; 3: charts name their pairs (links to the pair pages);
+# 4: the robustness and calibration cards; 5: two-way (pairs and volunteers) intervals
 ALL = "all"
 ALL_LABEL = "Global"
 NO_ORIGIN_LABEL = "(no origin)"

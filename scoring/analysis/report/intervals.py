@@ -16,8 +16,10 @@ from scoring.analysis.bootstrap import (
     bootstrap_many,
 )
 from scoring.analysis.labels import (
+    HumanLabels,
     Reference,
 )
+from scoring.analysis.rater_bootstrap import RaterInput, RaterIntervals, rater_intervals
 from scoring.analysis.report.convert import interval_pair
 from scoring.analysis.report.inputs import AnalysisInput, ReportOptions, human_labels
 from scoring.analysis.report.records import BootstrapCounts, IntervalPair, MetricResult, Report
@@ -35,6 +37,7 @@ class MetricIntervals:
     eer: IntervalPair | None
     resamples: int
     single_class_resamples: int
+    raters: RaterIntervals | None = None
 
 
 # metric id -> subset key -> its intervals (None below two scored pairs): what the interactive queue
@@ -83,7 +86,36 @@ def report_intervals(data: AnalysisInput, options: ReportOptions) -> Intervals:
             valid = labelled & np.isfinite(raw)
             ranked = rank(oriented[valid], labels.binary[valid] == 1)
             jobs.append((metric.id, group.key, ranked, int(np.count_nonzero(labelled))))
-    return intervals_of(jobs, options.resamples, options.seed, options.confidence)
+    intervals = intervals_of(jobs, options.resamples, options.seed, options.confidence)
+    return with_raters(intervals, data, labels, options)
+
+
+def with_raters(intervals: Intervals, data: AnalysisInput, labels: HumanLabels, options: ReportOptions) -> Intervals:
+    """``intervals`` with the two-way (pairs and volunteers) intervals of :mod:`scoring.analysis.rater_bootstrap`."""
+    if options.resamples <= 0:
+        return intervals
+    oriented = np.array([row if m.higher_is_closer else -row for m, row in zip(data.metrics, data.scores, strict=True)])
+    raters = rater_intervals(
+        RaterInput(
+            data.judgements.pair_index,
+            data.judgements.volunteer,
+            data.judgements.code,
+            [metric.id for metric in data.metrics],
+            oriented.reshape(len(data.metrics), len(data.pair_ids)),
+            None if options.reference == Reference.VOLUNTEERS else (labels.binary, labels.graded),
+        ),
+        [(group.key, group.mask) for group in subsets(data.origins)],
+        options.resamples,
+        options.seed,
+        options.confidence,
+    )
+    return {
+        metric_id: {
+            key: None if value is None else replace(value, raters=raters.get(metric_id, {}).get(key))
+            for key, value in per_subset.items()
+        }
+        for metric_id, per_subset in intervals.items()
+    }
 
 
 def _result_with(result: MetricResult, interval: MetricIntervals) -> MetricResult:
@@ -94,6 +126,7 @@ def _result_with(result: MetricResult, interval: MetricIntervals) -> MetricResul
         eer=None if eer is None else replace(eer, ci=interval.eer),
         auc=None if auc is None else replace(auc, ci=interval.auc),
         bootstrap=BootstrapCounts(interval.resamples, interval.single_class_resamples),
+        raters=interval.raters,
     )
 
 

@@ -11,6 +11,7 @@ from scoring.analysis.labels import (
     Reference,
 )
 from scoring.analysis.plain import to_json
+from scoring.analysis.rater_bootstrap import RaterIntervals
 from scoring.analysis.weighted import WeightedSection
 
 # --- the typed report ------------------------------------------------------------------------
@@ -215,6 +216,8 @@ class MetricResult:
     ranking: RankingSummary | None
     bootstrap: BootstrapCounts | None
     undefined: dict[str, str]
+    # The correlations' intervals and the two-way (pairs and volunteers) ones (:mod:`scoring.analysis.rater_bootstrap`).
+    raters: RaterIntervals | None = None
 
 
 @dataclass(frozen=True)

@@ -1,0 +1,504 @@
+"""Intervals that resample the volunteers as well as the pairs (a two-way bootstrap).
+
+The pairs-only bootstrap (:mod:`.bootstrap`) answers: how much would a figure move with other
+pairs judged by *these* volunteers? It treats every pair's human label as fixed. When the
+conclusion is about volunteers *like them* (another campaign, another crowd), who happened to
+volunteer is a second source of chance: a volunteer swayed by word overlap, say, pulls the
+labels of every pair they judged the same way.
+
+The scheme: the two-way random-effects ("pigeonhole", or "double") bootstrap, pairs and volunteers
+drawn independently as in the human ceiling (:mod:`.ceiling`, which weights each comparison by the
+product of the draws; here the volunteer draws weight the judgements *inside* each pair's label,
+and the pair draws weight the pairs). The pairs a replicate draws from are those with a graded
+judgement (a tie may become a label, and the reverse). Each replicate draws
+
+1. the pairs, with replacement (as in the pairs-only bootstrap), and, independently,
+2. the volunteers, with replacement;
+
+then recomputes every pair's human label and graded score from its judgements, each weighted by
+how many times its volunteer was drawn (the same aggregation as the dashboard,
+:func:`annotate.aggregation.verdict`: the majority of the yes / no answers, a tie gives no
+label, Don't know carries none, the graded score is the mean of the 1-4 answers), and recomputes
+the statistic on the drawn pairs with those labels. A pair none of whose volunteers was drawn
+keeps its observed label: the pair draw decides whether a pair counts, the volunteer draw only
+whose opinion its label follows. So with one judgement per pair the labels never change and the
+two variants coincide: a volunteer's effect cannot be told apart from the pair's there (a nested
+design; such a campaign says nothing about rater effects, and this variant does not invent them).
+
+Known conservativeness: no bootstrap reproduces the variance of a crossed random-effects design
+exactly (McCullagh 2000); resampling both factors counts the judgement-level noise twice, once
+through the pairs and once through the volunteers (Owen 2007, "The pigeonhole bootstrap"), so
+the interval is somewhat too wide, the more so the fewer judgements per pair. It is the safe side
+for a claim about volunteers in general.
+
+Vectorised: a block of replicates is a (replicates x pairs) matrix of pair counts and a
+(replicates x volunteers) matrix of volunteer counts; the weighted yes / no / graded sums of every
+pair are one sparse matrix product, and each metric's statistics are cumulative sums along its
+score order (tie groups merged, as in :mod:`.bootstrap`). Random numbers are drawn replicate by
+replicate, pairs then volunteers, from one generator: the stream does not depend on the block
+size, and the pairs-only variant of this module (``volunteers=False``) draws the very same pairs.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator, Sequence
+from dataclasses import dataclass
+from functools import cached_property
+
+import numpy as np
+from numpy.typing import NDArray
+from scipy import sparse
+
+from scoring.analysis.bootstrap import sweep_eer
+from scoring.analysis.labels import BINARY_OF_CODE, ORDINAL_OF_CODE
+
+FloatArray = NDArray[np.float64]
+IntArray = NDArray[np.int64]
+BoolArray = NDArray[np.bool_]
+
+BLOCK_ROWS = 16
+# Salt of the generator: these draws never coincide with another bootstrap's.
+_SALT = 41
+
+# What the dashboard, the API and the docs say about the two variants (shown to users verbatim).
+PAIRS_ONLY = "pairs only"
+PAIRS_AND_VOLUNTEERS = "pairs and volunteers"
+WHEN_PAIRS_ONLY = "Pairs only: for conclusions about these volunteers (their labels taken as fixed)."
+WHEN_PAIRS_AND_VOLUNTEERS = (
+    "Pairs and volunteers: for conclusions about volunteers like them (who happened to volunteer is "
+    "resampled too; a little wide on purpose)."
+)
+GOLD_REASON = "the gold labels do not come from volunteers: there is no volunteer to resample"
+
+
+@dataclass(frozen=True)
+class JudgementTable:
+    """The judgements of one set of pairs: pair 0..pairs-1, volunteer 0..volunteers-1, label code."""
+
+    pair: IntArray
+    volunteer: IntArray
+    code: IntArray
+    pairs: int
+    volunteers: int
+
+    @classmethod
+    def build(cls, pair: IntArray, volunteer: IntArray, code: IntArray, pairs: int) -> JudgementTable:
+        """Volunteers renumbered 0.. in order of their ids (only those with a judgement here)."""
+        ids, number = np.unique(np.asarray(volunteer, dtype=np.int64), return_inverse=True)
+        return cls(
+            np.asarray(pair, dtype=np.int64),
+            number.astype(np.int64).ravel(),
+            np.asarray(code, dtype=np.int64),
+            pairs,
+            len(ids),
+        )
+
+
+class Replicates:
+    """A block of replicates: pair counts, and each pair's binary label (1 / 0 / -1 none) and
+    graded score (NaN none) under the replicate's volunteers (rows x pairs). The weighted arrays
+    every metric reads are computed once per block, on first use."""
+
+    def __init__(self, counts: FloatArray, binary: NDArray[np.int8], graded: FloatArray, fixed: bool = False) -> None:
+        self.counts = counts
+        self.binary = binary
+        self.graded = graded
+        self.fixed = fixed  # the same labels in every row (pairs only): levels computed on one row
+
+    @cached_property
+    def positive(self) -> FloatArray:
+        """Draws of each pair where it is a paraphrase in the replicate (else 0)."""
+        return np.where(self.binary == 1, self.counts, 0.0)
+
+    @cached_property
+    def negative(self) -> FloatArray:
+        return np.where(self.binary == 0, self.counts, 0.0)
+
+    @cached_property
+    def graded_weight(self) -> FloatArray:
+        """Draws of each pair that has a graded score in the replicate."""
+        return np.where(np.isfinite(self.graded), self.counts, 0.0)
+
+    @cached_property
+    def graded_value(self) -> FloatArray:
+        return np.where(np.isfinite(self.graded), self.graded, 0.0)
+
+    @cached_property
+    def graded_moments(self) -> tuple[FloatArray, FloatArray]:
+        """Weight x (score - 2.5) and weight x (score - 2.5)^2 (centred: fewer lost digits)."""
+        centred = np.where(self.graded_weight > 0, self.graded_value - 2.5, 0.0)
+        first = self.graded_weight * centred
+        return first, first * centred
+
+    @cached_property
+    def graded_level(self) -> tuple[IntArray, int]:
+        """Each graded score's rank among the block's distinct scores (for Spearman), and how many."""
+        values = self.graded_value[:1] if self.fixed else self.graded_value
+        levels, inverse = np.unique(values, return_inverse=True)
+        level = inverse.reshape(values.shape).astype(np.int64)
+        return np.broadcast_to(level, self.graded.shape) if self.fixed else level, len(levels)
+
+    @cached_property
+    def level_histogram(self) -> FloatArray:
+        """Rows x levels: the drawn weight of every graded level."""
+        level, levels = self.graded_level
+        return _histogram(level, self.graded_weight, levels)
+
+
+def _histogram(level: IntArray, weight: FloatArray, levels: int) -> FloatArray:
+    """Rows x levels: the sum of ``weight`` over the columns of each level, per row."""
+    rows = weight.shape[0]
+    index = (np.arange(rows) * levels)[:, None] + level
+    counts = np.bincount(index.ravel(), weights=weight.ravel(), minlength=rows * levels)
+    return np.asarray(counts, dtype=np.float64).reshape(rows, levels)
+
+
+def observed_labels(table: JudgementTable) -> tuple[NDArray[np.int8], FloatArray]:
+    """Each pair's binary label and graded score from all its judgements (every volunteer once)."""
+    replicate = _labels(_sums(table), np.ones((1, table.volunteers)))
+    return replicate[0][0], replicate[1][0]
+
+
+def _sums(table: JudgementTable) -> list[sparse.csr_matrix]:
+    """Pairs x volunteers: yes answers, no answers, sum of the 1-4 answers, graded answers."""
+    binary = BINARY_OF_CODE[table.code]
+    ordinal = ORDINAL_OF_CODE[table.code].astype(np.float64)
+    shape = (table.pairs, table.volunteers)
+
+    def matrix(values: FloatArray) -> sparse.csr_matrix:
+        return sparse.csr_matrix((values, (table.pair, table.volunteer)), shape=shape)
+
+    return [
+        matrix((binary == 1).astype(np.float64)),
+        matrix((binary == 0).astype(np.float64)),
+        matrix(ordinal),
+        matrix((binary >= 0).astype(np.float64)),
+    ]
+
+
+def _labels(sums: list[sparse.csr_matrix], volunteer_counts: FloatArray) -> tuple[NDArray[np.int8], FloatArray]:
+    """Binary labels and graded scores (rows x pairs) with the judgements weighted by
+    ``volunteer_counts`` (rows x volunteers); a pair with no drawn graded judgement keeps its
+    observed values (all weights 1)."""
+    yes, no, ordinal, graded = (np.asarray((matrix @ volunteer_counts.T).T) for matrix in sums)
+    unseen = graded == 0
+    if np.any(unseen):
+        observed = [np.asarray(matrix.sum(axis=1)).ravel() for matrix in sums]
+        rows, columns = np.nonzero(unseen)
+        for weighted, full in zip((yes, no, ordinal, graded), observed, strict=True):
+            weighted[rows, columns] = full[columns]
+    binary = np.where(yes > no, 1, np.where(no > yes, 0, -1)).astype(np.int8)
+    binary[graded == 0] = -1
+    with np.errstate(divide="ignore", invalid="ignore"):
+        score = np.where(graded > 0, ordinal / graded, np.nan)
+    return binary, score
+
+
+class TwoWayResampler:
+    """Draws the replicates of one set of pairs (fixed seed), a block at a time."""
+
+    def __init__(self, resamples: int, seed: int) -> None:
+        if resamples < 1:
+            raise ValueError(f"resamples must be at least 1, got {resamples}")
+        self.resamples = resamples
+        self.seed = seed
+
+    def draws(self, pairs: int, volunteers: int, rows: int = BLOCK_ROWS) -> Iterator[tuple[FloatArray, FloatArray]]:
+        """Blocks of (pair counts rows x pairs, volunteer counts rows x volunteers). Per replicate:
+        ``pairs`` indices drawn uniformly, then ``volunteers`` indices, from one generator."""
+        rng = np.random.default_rng([self.seed, pairs, volunteers, _SALT])
+        for first in range(0, self.resamples, rows):
+            size = min(rows, self.resamples - first)
+            pair_counts = np.empty((size, pairs))
+            volunteer_counts = np.empty((size, volunteers))
+            for row in range(size):
+                pair_counts[row] = np.bincount(rng.integers(0, pairs, size=pairs), minlength=pairs)
+                volunteer_counts[row] = np.bincount(
+                    rng.integers(0, max(volunteers, 1), size=volunteers), minlength=volunteers
+                )
+            yield pair_counts, volunteer_counts
+
+    def replicates(
+        self,
+        table: JudgementTable | None,
+        labels: tuple[NDArray[np.int8], FloatArray],
+        volunteers: bool,
+        rows: int = BLOCK_ROWS,
+    ) -> Iterator[Replicates]:
+        """The replicates' labels: recomputed from the drawn volunteers (``volunteers`` True, a
+        ``table`` needed), else the given ``labels`` (observed or gold) in every replicate."""
+        if volunteers and table is None:
+            raise ValueError("resampling volunteers needs their judgements")
+        binary, graded = labels
+        pairs = len(binary)
+        sums = _sums(table) if volunteers and table is not None else None
+        count = table.volunteers if table is not None else 0
+        for pair_counts, volunteer_counts in self.draws(pairs, count, rows):
+            if sums is None:
+                size = len(pair_counts)
+                yield Replicates(
+                    pair_counts,
+                    np.broadcast_to(binary, (size, pairs)),
+                    np.broadcast_to(graded, (size, pairs)),
+                    fixed=True,
+                )
+            else:
+                drawn_binary, drawn_graded = _labels(sums, volunteer_counts)
+                yield Replicates(pair_counts, drawn_binary, drawn_graded)
+
+
+# --- statistics of a block of replicates ---------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class ScoreOrder:
+    """A metric's oriented scores sorted high to low: the order and where each tie group ends."""
+
+    order: IntArray  # positions of the scored pairs, best first
+    starts: IntArray  # first position (in ``order``) of every tie group
+    values: FloatArray  # sorted scores
+
+    @classmethod
+    def of(cls, oriented: FloatArray) -> ScoreOrder:
+        scored = np.flatnonzero(np.isfinite(oriented))
+        order = scored[np.argsort(-oriented[scored], kind="stable")]
+        values = oriented[order]
+        starts = (
+            np.flatnonzero(np.concatenate(([True], values[1:] != values[:-1])))
+            if len(values)
+            else np.zeros(0, dtype=np.int64)
+        )
+        return cls(order, starts.astype(np.int64), values)
+
+
+def binary_statistics(order: ScoreOrder, block: Replicates) -> tuple[FloatArray, FloatArray, FloatArray]:
+    """Best accuracy (threshold re-optimised per replicate), ROC AUC and interpolated EER of every
+    replicate (NaN where a replicate has one class only or no labelled pair)."""
+    rows = block.counts.shape[0]
+    if len(order.order) == 0:
+        nan = np.full(rows, np.nan)
+        return nan, nan.copy(), nan.copy()
+    positive = block.positive[:, order.order]
+    negative = block.negative[:, order.order]
+    if len(order.starts) < len(order.order):  # tie groups: one point per group
+        positive = np.add.reduceat(positive, order.starts, axis=1)
+        negative = np.add.reduceat(negative, order.starts, axis=1)
+    positives_through = np.cumsum(positive, axis=1)
+    negatives_through = np.cumsum(negative, axis=1)
+    pos_total = positives_through[:, -1]
+    neg_total = negatives_through[:, -1]
+    drawn = pos_total + neg_total
+    # Calling the groups through g paraphrases: correct = P_g + (N - N_g); the empty call gives N.
+    best = np.maximum(np.max(positives_through - negatives_through, axis=1), 0.0)
+    # Mann-Whitney: each non-paraphrase counts the paraphrases above it and half of those tied.
+    area = np.einsum("ij,ij->i", negative, positives_through) - 0.5 * np.einsum("ij,ij->i", negative, positive)
+    defined = (pos_total > 0) & (neg_total > 0)
+    with np.errstate(divide="ignore", invalid="ignore"):
+        accuracy = np.where(drawn > 0, (best + neg_total) / np.maximum(drawn, 1), np.nan)
+        auc = np.where(defined, area / (pos_total * neg_total), np.nan)
+    eer = sweep_eer(positives_through, positives_through + negatives_through, pos_total, neg_total, defined)
+    return accuracy, auc, eer
+
+
+def _pearson_from_sums(
+    total: FloatArray, sx: FloatArray, sy: FloatArray, sxx: FloatArray, syy: FloatArray, sxy: FloatArray
+) -> FloatArray:
+    """Pearson's r of weighted points from their sums (undefined below three drawn points or
+    where a variable is constant, as :mod:`.correlation`)."""
+    with np.errstate(divide="ignore", invalid="ignore"):
+        vx = sxx - sx * sx / total
+        vy = syy - sy * sy / total
+        value = (sxy - sx * sy / total) / np.sqrt(vx * vy)
+        scale_x = sxx / total
+        scale_y = syy / total
+        keep = (
+            (total >= 3)
+            & (vx > 1e-12 * np.maximum(scale_x, 1e-300) * total)
+            & (vy > 1e-12 * np.maximum(scale_y, 1e-300) * total)
+        )
+    return np.where(keep, np.clip(value, -1.0, 1.0), np.nan)
+
+
+def correlations(
+    oriented: FloatArray, block: Replicates, order: ScoreOrder | None = None
+) -> tuple[FloatArray, FloatArray]:
+    """Pearson and Spearman (average ranks for ties) between the oriented score and the graded
+    human scale in every replicate, over the drawn pairs that have both."""
+    order = order or ScoreOrder.of(oriented)
+    scored = np.zeros(len(oriented))
+    scored[order.order] = 1.0
+    # Centred first: sums of squares of large offsets would lose digits.
+    centre = float(np.mean(oriented[order.order])) if len(order.order) else 0.0
+    x = np.where(scored > 0, oriented - centre, 0.0)
+    weight = block.graded_weight
+    wy, wyy = block.graded_moments
+    total = weight @ scored
+    pearson = _pearson_from_sums(total, weight @ x, wy @ scored, weight @ (x * x), wyy @ scored, wy @ x)
+    return pearson, _spearman(order, block, scored, total)
+
+
+def _spearman(order: ScoreOrder, block: Replicates, scored: FloatArray, total: FloatArray) -> FloatArray:
+    """Spearman = Pearson of the average ranks among the drawn copies. The score's ranks follow its
+    fixed order (best first: ranks counted from the top, which flips the sign); the human scale's
+    come from the weighted histogram of its levels (the unscored pairs' weight taken out)."""
+    weight = block.graded_weight
+    sorted_weight = weight[:, order.order]
+    ties = len(order.starts) < len(order.order)
+    grouped = np.add.reduceat(sorted_weight, order.starts, axis=1) if ties else sorted_weight
+    group_rank = np.cumsum(grouped, axis=1) - (grouped - 1.0) / 2.0
+    sum_x = np.einsum("ij,ij->i", grouped, group_rank)
+    sum_xx = np.einsum("ij,ij->i", grouped * group_rank, group_rank)
+    rank_x = np.zeros_like(weight)
+    rank_x[:, order.order] = (
+        np.repeat(group_rank, np.diff(np.append(order.starts, len(order.order))), axis=1) if ties else group_rank
+    )
+    level, levels = block.graded_level
+    histogram = block.level_histogram
+    unscored = np.flatnonzero(scored == 0)
+    if len(unscored):
+        histogram = histogram - _histogram(level[:, unscored], weight[:, unscored], levels)
+    level_rank = np.cumsum(histogram, axis=1) - (histogram - 1.0) / 2.0
+    sum_y = np.einsum("ij,ij->i", histogram, level_rank)
+    sum_yy = np.einsum("ij,ij->i", histogram * level_rank, level_rank)
+    rank_y = np.take_along_axis(level_rank, level, axis=1) if not block.fixed else level_rank[:, level[0]]
+    sum_xy = np.einsum("ij,ij->i", weight * rank_x, rank_y)
+    return -_pearson_from_sums(total, sum_x, sum_y, sum_xx, sum_yy, sum_xy)
+
+
+def auc_difference(first: ScoreOrder, second: ScoreOrder, block: Replicates) -> FloatArray:
+    """AUC of the first metric minus that of the second in every replicate (paired: the same
+    drawn pairs and labels; each order must hold the pairs both metrics scored)."""
+    return binary_statistics(first, block)[1] - binary_statistics(second, block)[1]
+
+
+def percentile(values: FloatArray, confidence: float) -> tuple[float, float] | None:
+    """The percentile interval of the finite replicates (None when there is none)."""
+    finite = values[np.isfinite(values)]
+    if len(finite) == 0:
+        return None
+    tail = (1 - confidence) / 2 * 100
+    low, high = np.percentile(finite, [tail, 100 - tail])
+    return float(low), float(high)
+
+
+# --- the dashboard's intervals ---------------------------------------------------------------------
+
+IntervalPair = tuple[float, float] | None
+
+
+@dataclass(frozen=True)
+class RaterIntervals:
+    """One metric on one subset: the correlations' pairs-only intervals and every interval of the
+    two-way (pairs and volunteers) bootstrap; ``two_way`` None with ``reason`` when it does not
+    apply (gold labels)."""
+
+    pearson: IntervalPair
+    spearman: IntervalPair
+    two_way: TwoWayIntervals | None
+    reason: str | None
+    resamples: int
+
+
+@dataclass(frozen=True)
+class TwoWayIntervals:
+    accuracy: IntervalPair
+    auc: IntervalPair
+    eer: IntervalPair
+    pearson: IntervalPair
+    spearman: IntervalPair
+    volunteers: int  # volunteers resampled (those with a judgement on the subset's pairs)
+
+
+@dataclass(frozen=True)
+class RaterInput:
+    """What the two-way intervals need, as arrays (no Django, no report types)."""
+
+    judgement_pair: IntArray  # per judgement: position of its pair
+    judgement_volunteer: IntArray
+    judgement_code: IntArray
+    metric_ids: list[int]
+    oriented: FloatArray  # metrics x pairs, higher = closer, NaN unscored
+    # Fixed labels (gold reference): binary 1/0/-1 and graded per pair; None: the volunteers'.
+    fixed: tuple[NDArray[np.int8], FloatArray] | None = None
+
+
+def rater_intervals(
+    data: RaterInput,
+    subsets: Sequence[tuple[str, BoolArray]],
+    resamples: int,
+    seed: int,
+    confidence: float = 0.95,
+) -> dict[int, dict[str, RaterIntervals]]:
+    """Per metric id and subset key: the correlations' pairs-only intervals and the two-way
+    intervals (accuracy, AUC, EER, Pearson, Spearman) beside the dashboard's pairs-only ones."""
+    out: dict[int, dict[str, RaterIntervals]] = {metric: {} for metric in data.metric_ids}
+    resampler = TwoWayResampler(resamples, seed)
+    for key, mask in subsets:
+        table, labels, positions = _subset(data, mask)
+        orders = [ScoreOrder.of(row[positions]) for row in data.oriented]
+        pairs_only = _collect(resampler, table, labels, orders, data.oriented[:, positions], volunteers=False)
+        two_way = (
+            None
+            if data.fixed is not None
+            else _collect(resampler, table, labels, orders, data.oriented[:, positions], volunteers=True)
+        )
+        for index, metric in enumerate(data.metric_ids):
+            out[metric][key] = RaterIntervals(
+                pearson=percentile(pairs_only[index][3], confidence),
+                spearman=percentile(pairs_only[index][4], confidence),
+                two_way=None
+                if two_way is None or table is None
+                else _two_way_intervals(two_way[index], confidence, table.volunteers),
+                reason=GOLD_REASON if data.fixed is not None else None,
+                resamples=resamples,
+            )
+    return out
+
+
+def _two_way_intervals(values: list[FloatArray], confidence: float, volunteers: int) -> TwoWayIntervals:
+    accuracy, auc, eer, pearson, spearman = (percentile(column, confidence) for column in values)
+    return TwoWayIntervals(accuracy, auc, eer, pearson, spearman, volunteers)
+
+
+def _subset(
+    data: RaterInput, mask: BoolArray
+) -> tuple[JudgementTable | None, tuple[NDArray[np.int8], FloatArray], IntArray]:
+    """The pairs a replicate draws from (labelled or graded), their judgements and labels."""
+    if data.fixed is not None:
+        binary, graded = data.fixed
+        positions = np.flatnonzero(mask & ((binary >= 0) | np.isfinite(graded)))
+        return None, (binary[positions], graded[positions]), positions
+    graded_judgement = BINARY_OF_CODE[data.judgement_code] >= 0
+    judged = np.zeros(len(mask), dtype=bool)
+    judged[data.judgement_pair[graded_judgement]] = True
+    positions = np.flatnonzero(mask & judged)
+    local = np.full(len(mask), -1, dtype=np.int64)
+    local[positions] = np.arange(len(positions))
+    keep = local[data.judgement_pair] >= 0
+    table = JudgementTable.build(
+        local[data.judgement_pair[keep]], data.judgement_volunteer[keep], data.judgement_code[keep], len(positions)
+    )
+    return table, observed_labels(table), positions
+
+
+def _collect(
+    resampler: TwoWayResampler,
+    table: JudgementTable | None,
+    labels: tuple[NDArray[np.int8], FloatArray],
+    orders: list[ScoreOrder],
+    oriented: FloatArray,
+    volunteers: bool,
+) -> list[list[FloatArray]]:
+    """Per metric, of every replicate: accuracy, AUC, EER (two-way only: the pairs-only ones are
+    :mod:`.bootstrap`'s), Pearson, Spearman."""
+    empty = np.zeros(0)
+    parts: list[list[list[FloatArray]]] = [[[] for _ in range(5)] for _ in orders]
+    if len(labels[0]) == 0:
+        return [[empty for _ in range(5)] for _ in orders]
+    for block in resampler.replicates(table, labels, volunteers):
+        for index, order in enumerate(orders):
+            binary = binary_statistics(order, block) if volunteers else (empty, empty, empty)
+            values = (*binary, *correlations(oriented[index], block, order))
+            for target, value in zip(parts[index], values, strict=True):
+                target.append(value)
+    return [[np.concatenate(column) for column in metric] for metric in parts]
