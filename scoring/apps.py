@@ -15,14 +15,14 @@ class ScoringConfig(AppConfig):
         from annotate.exports.scores import register_score_source
         from scoring.metrics import environment
         from scoring.pipeline import dispatch, metric_settings, worker
-        from scoring.reports import stopping
+        from scoring.reports import stopping_queue
         from scoring.reports.export_scores import ScoringScoreSource
 
         # The metric library reads no Django setting: it asks this provider (and the check names
         # a bad PARAPLUIE_MODELS before anything runs).
         environment.use(metric_settings.from_settings)
         dispatch.connect_receivers()
-        stopping.connect_receivers()
+        stopping_queue.connect_receivers()
         _forget_state_on_exclusion_changes()
         worker.connect_signals()
         register_score_source(ScoringScoreSource())

@@ -15,7 +15,7 @@ from annotate.models import Campaign, Judgement, Pair
 from annotate.signals import judgement_recorded
 from scoring.analysis import sequential
 from scoring.models import Score, StoppingRule
-from scoring.reports import stopping, tasks
+from scoring.reports import stopping, stopping_queue, tasks
 from tests.builders import make_campaign, make_metric_config, make_staff, make_volunteer
 
 pytestmark = pytest.mark.django_db
@@ -206,7 +206,7 @@ def test_the_dashboard_shows_the_line_live(client, django_capture_on_commit_call
 
 def test_a_judgement_queues_one_delayed_check_while_a_rule_waits(monkeypatch):
     queued: list[int] = []
-    monkeypatch.setattr(stopping, "queue_check", queued.append)
+    monkeypatch.setattr(stopping_queue, "queue_check", queued.append)
     campaign, good, poor, rows = judged_campaign(n=4)
     pair_id = rows[0].pair_id  # the signal names the pair; the receiver reads its campaign
     judgement_recorded.send(sender=None, judgement_id=1, pair_id=pair_id)
@@ -222,7 +222,7 @@ def test_a_judgement_queues_one_delayed_check_while_a_rule_waits(monkeypatch):
     tasks.check_settled(campaign.pk)
     judgement_recorded.send(sender=None, judgement_id=10, pair_id=pair_id)
     assert queued == [campaign.pk, campaign.pk]
-    stopping.check_started(campaign.pk)
+    stopping_queue.check_started(campaign.pk)
     StoppingRule.objects.filter(pk=rule.pk).update(settled_at=timezone.now())
     judgement_recorded.send(sender=None, judgement_id=11, pair_id=pair_id)
     assert queued == [campaign.pk, campaign.pk]  # settled: nothing more to check
@@ -230,12 +230,12 @@ def test_a_judgement_queues_one_delayed_check_while_a_rule_waits(monkeypatch):
 
 def test_the_check_is_sent_to_the_interactive_queue_later(monkeypatch):
     sent: list[tuple] = []
-    monkeypatch.setattr(stopping.app, "send_task", lambda name, **kwargs: sent.append((name, kwargs)))
-    stopping.queue_check(42)
+    monkeypatch.setattr(stopping_queue.app, "send_task", lambda name, **kwargs: sent.append((name, kwargs)))
+    stopping_queue.queue_check(42)
     assert sent == [
         (
             "scoring.reports.tasks.check_settled",
-            {"kwargs": {"campaign_id": 42}, "queue": "interactive", "countdown": stopping.CHECK_DELAY_SECONDS},
+            {"kwargs": {"campaign_id": 42}, "queue": "interactive", "countdown": stopping_queue.CHECK_DELAY_SECONDS},
         )
     ]
     assert tasks.check_settled.name == "scoring.reports.tasks.check_settled"

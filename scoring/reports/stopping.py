@@ -21,13 +21,10 @@ from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
-from django.core.cache import cache
 from django.db import transaction
 from django.utils import timezone
 
-from annotate.models import Campaign, Judgement, Pair
-from paraeval import broker
-from paraeval.celery import app
+from annotate.models import Campaign, Judgement
 from scoring.analysis import sequential
 from scoring.models import MetricConfig, StoppingRule
 from scoring.reports import dataset
@@ -35,7 +32,6 @@ from scoring.reports.state import forget_state
 
 logger = logging.getLogger(__name__)
 
-CHECK_TASK = "scoring.reports.tasks.check_settled"
 WHY_SAFE = (
     "Why reading this every minute is safe: the interval is always-valid: it holds the true "
     "difference at every moment at once with probability {confidence} %, so however often the "
@@ -286,49 +282,3 @@ def check_settled(campaign_id: int) -> bool:
 # A busy campaign gets one check per this many seconds, not one per judgement: the first
 # judgement of a quiet spell queues a check that runs this much later and reads every judgement
 # stored by then; the judgements meanwhile queue nothing (a cache key says one is waiting).
-CHECK_DELAY_SECONDS = 10
-
-
-def _waiting_key(campaign_id: int) -> str:
-    return f"paraeval:stopping-check:{campaign_id}"
-
-
-def queue_check(campaign_id: int, countdown: int = CHECK_DELAY_SECONDS) -> None:
-    """Send the check to the interactive queue (by name: this module never imports the tasks)."""
-    app.send_task(CHECK_TASK, kwargs={"campaign_id": campaign_id}, queue=broker.INTERACTIVE_QUEUE, countdown=countdown)
-
-
-def check_started(campaign_id: int) -> None:
-    """The check begins: judgements from now on queue the next one."""
-    try:
-        cache.delete(_waiting_key(campaign_id))
-    except Exception:  # the cache is down: the key expires by itself
-        logger.warning("could not clear the stopping check's key of campaign %s", campaign_id, exc_info=True)
-
-
-def on_judgement_recorded(sender: object, judgement_id: int, pair_id: int, **kwargs: object) -> None:
-    """After a judgement committed: queue the check when the pair's campaign has a rule that has
-    not settled yet and no check is waiting (one indexed query otherwise). A failure never
-    reaches the volunteer."""
-    try:
-        campaign_id = Pair.objects.filter(pk=pair_id).values_list("campaign_id", flat=True).first()
-        if campaign_id is None:
-            return
-        if not StoppingRule.objects.filter(campaign_id=campaign_id, settled_at__isnull=True).exists():
-            return
-        try:
-            # Expires by itself should the check never run (a lost message).
-            first = cache.add(_waiting_key(campaign_id), judgement_id, timeout=CHECK_DELAY_SECONDS * 6)
-        except Exception:  # the cache is down: a check per judgement rather than none
-            logger.warning("no cache for the stopping check of campaign %s", campaign_id, exc_info=True)
-            first = True
-        if first:
-            queue_check(campaign_id)
-    except Exception:  # logged; the next judgement queues the check again
-        logger.exception("could not queue the stopping rule's check after judgement %s", judgement_id)
-
-
-def connect_receivers() -> None:
-    from annotate.signals import judgement_recorded
-
-    judgement_recorded.connect(on_judgement_recorded, dispatch_uid="scoring.reports.stopping.on_judgement_recorded")

@@ -91,7 +91,7 @@ STOPPING_TIME_LIMIT = 120
 def check_settled(campaign_id: int) -> bool:
     """Record that the campaign's question is settled, and close it when its rule says so
     (:func:`scoring.reports.stopping.check_settled`: idempotent, a conditional UPDATE)."""
-    from scoring.reports import stopping
+    from scoring.reports import stopping, stopping_queue
 
-    stopping.check_started(campaign_id)
+    stopping_queue.check_started(campaign_id)
     return stopping.check_settled(campaign_id)
