@@ -10,7 +10,9 @@ sample, checks that the file's ids are those, and prints the verdicts written th
 of the relation the probe was built to have) per kind. With ``--card lev,bleu,...`` it scores the
 probes with those metrics here (no campaign, no worker) and prints their robustness cards; with
 ``--sources N`` the cards are computed on a seeded sample of N source pairs (the neural metrics
-on CPU), said in the output. A metric spec may name a judge model (``parapluie_direct[model=<folder>]``).
+on CPU), said in the output. ``--judge FOLDER`` adds the card of a tuned judge (ParaPLUIE DIRECT on
+its bundle; MRPC test's sources are not MRPC train's, so a judge tuned there never saw them) and
+the embedded base's beside it.
 
     .venv/bin/python benchmarks/record.py probes -- .venv/bin/python benchmarks/probes.py --card lev,bleu,meteor \
         --hand-check benchmarks/probes-hand-check.json
@@ -29,6 +31,7 @@ import sys
 import time
 from collections import Counter
 from pathlib import Path
+from typing import Any
 
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
@@ -57,17 +60,29 @@ def _figure(figure: Figure) -> str:
     return f"{figure.value:.3f}{interval}"
 
 
-def print_cards(probes: list[Probe], names: list[str], args: argparse.Namespace) -> None:
-    """Each metric's card on the probes, scored here directly (no campaign, no worker)."""
+def build_metrics(names: list[str], args: argparse.Namespace) -> list[Any]:
+    """The metrics named, then ParaPLUIE DIRECT on each ``--judge`` folder (a tuned judge's bundle)
+    and on the embedded base beside it, on ``--device``."""
+    from scoring.metrics.parapluie import ParaPluie
     from scoring.metrics.registry import build_metric
 
+    metrics = [build_metric(name) for name in names]
+    common = {"device": args.device, "batch_size": args.batch_size, "allow_download": False, "template_dirs": []}
+    for index, folder in enumerate(args.judge):
+        if index == 0 and "parapluie_direct" not in names:
+            metrics.append(ParaPluie("direct", model="embedded", **common))
+        metrics.append(ParaPluie("direct", model=str(folder), **common))
+    return metrics
+
+
+def print_cards(probes: list[Probe], names: list[str], args: argparse.Namespace) -> None:
+    """Each metric's card on the probes, scored here directly (no campaign, no worker)."""
     codes: dict[str, int] = {}
     groups = np.asarray([codes.setdefault(p.group, len(codes)) for p in probes], dtype=np.int64)
     kinds = tuple(p.kind.value for p in probes)
     swaps = np.asarray([-1 if p.swaps is None else p.swaps for p in probes], dtype=np.int64)
     print(f"robustness cards, {args.resamples} resamples of {len(codes)} source pairs (95 % intervals)")
-    for name in names:
-        metric = build_metric(name)
+    for metric in build_metrics(names, args):
         started = time.perf_counter()
         values = np.asarray(metric.score_batch([(p.source, p.hypothesis) for p in probes]), dtype=np.float64)
         seconds = time.perf_counter() - started
@@ -164,6 +179,15 @@ def main() -> int:
         "--card", default="", help="Comma-separated metric names: print their robustness card on these probes."
     )
     parser.add_argument("--resamples", type=int, default=1000)
+    parser.add_argument(
+        "--judge",
+        type=Path,
+        action="append",
+        default=[],
+        help="A tuned judge's folder: its card (ParaPLUIE DIRECT) and the embedded base's beside it.",
+    )
+    parser.add_argument("--device", default="cpu", help="Where ParaPLUIE runs for --judge (cuda on a GPU).")
+    parser.add_argument("--batch-size", type=int, default=16, help="ParaPLUIE's batch for --judge.")
     args = parser.parse_args()
     pairs = read_mrpc(args.data)
     pipeline()
@@ -189,7 +213,7 @@ def main() -> int:
     print(f"building {len(probes)} probes: {build_seconds:.2f} s = {build_seconds / parse_seconds:.3f} x parsing")
     if args.hand_check:
         print_hand_check(probes, args.hand_check)
-    if args.card:
+    if args.card or args.judge:
         scored = probes
         if args.sources:
             chosen = set(random.Random(args.seed).sample([pair.key for pair in pairs], args.sources))

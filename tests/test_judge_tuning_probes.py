@@ -270,3 +270,32 @@ def test_a_tuning_with_probes_trains_each_fold_on_the_other_sources_and_routes_p
         trained = {_sentence(item.source) for item in [*pairs, *(p.pair for p in probes)] if on_disk[item.key] != fold}
         assert not scored & trained
     assert all(p.pair.source in {pair.source for pair in pairs} for p in probes)
+
+
+@pytest.mark.model
+@pytest.mark.django_db
+def test_the_command_tunes_with_probes_in_the_mix_and_keeps_the_rows_folds_to_its_pairs(
+    settings, tiny_base: Path, tmp_path: Path
+) -> None:
+    settings.PARAPLUIE_TUNED_DIR = tmp_path / "judges"
+    settings.PARAPLUIE_MODELS = parse_models(f"tiny[model={tiny_base},batch_size=4]")
+    settings.PARAEVAL_METRICS = ["lev"]
+    campaign = make_campaign()
+    pairs = _demo_pairs(16)
+    for pair in pairs:
+        make_pair(campaign, source=pair.source, hypothesis=pair.hypothesis, gold_label=pair.label)
+    out = StringIO()
+    call_command(
+        "tune_judge",
+        *("--campaign", campaign.slug, "--reference", "gold", "--folds", "2", "--batch-size", "4"),
+        *("--eval-every", "2", "--rank", "4", "--seed", "3", "--probe-share", "0.2"),
+        stdout=out,
+    )
+    assert "training mix: 4 probe pairs (share 0.2) with the labelled pairs" in out.getvalue()
+    row = TunedJudge.objects.get()
+    assert row.status == TunedJudge.Status.DONE and row.options["probe_share"] == 0.2
+    # The row's folds are the campaign's pairs (by id); the bundle's add the four probes.
+    assert len(row.folds) == 16
+    on_disk = tuned.read_folds(row.folder)
+    assert len(on_disk) == 20
+    assert json.loads((Path(row.folder) / "training.json").read_text())["probes"] == 4
