@@ -168,6 +168,8 @@ def print_hand_check(probes: list[Probe], path: Path) -> None:
 
 
 def main() -> int:
+    # The model loaders' progress bars would land in the recorded output (stderr is kept with it).
+    os.environ.setdefault("TQDM_DISABLE", "1")
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--data", type=Path, default=DEFAULT_DATA)
     parser.add_argument("--seed", type=int, default=20250101)
