@@ -5,6 +5,9 @@
         --out tune_judge-gpu.json
     nice python benchmarks/tune_judge.py train --train-pairs 200 --test-pairs 200 --threads 2 \
         --out tune_judge-cpu.json
+    # A judge that reads word order: probe pairs built from the training pairs' sources, 30 % of the mix.
+    python benchmarks/tune_judge.py train --device cuda --epochs 2 --batch-size 16 --probe-share 0.3 \
+        --out tune_judge-gpu-probes.json
     # Cross-fit MRPC test again against a judge a train run saved (its folder), without training it
     # again: from scratch, starting from that judge (tune_judge --start-from), or both.
     python benchmarks/tune_judge.py crossfit --judge data/benchmark-judges/smollm2-tuned-XXXXXXXX \
@@ -175,7 +178,16 @@ def train(args: argparse.Namespace) -> int:
         patience=args.patience,
         max_tokens=args.max_tokens,
         seed=args.seed,
+        probe_share=args.probe_share,
     )
+    probes = []
+    if args.probe_share:
+        from scoring.metrics.judge_training import distinct_pairs
+        from scoring.probes.training import training_probes
+
+        kept, _ = distinct_pairs(pairs, options.max_pairs, options.seed)
+        probes = training_probes(kept, args.probe_share, args.seed)
+        print(f"# probes in the mix: {len(probes)} (share {args.probe_share}), built from the training pairs' sources")
     device_name = torch.cuda.get_device_name(0) if args.device.startswith("cuda") else platform.processor() or "cpu"
     print(
         f"# tune_judge: {spec} on {args.device} ({device_name}), {args.dtype}, torch threads {torch.get_num_threads()}"
@@ -198,6 +210,7 @@ def train(args: argparse.Namespace) -> int:
         base_name="smollm2" if spec == "embedded" else Path(spec).stem.lower()[:24],
         trained_on={"corpus": "MRPC train", "pairs": len(pairs)},
         progress=lambda state: print(state.line(), flush=True),
+        probes=probes,
     )
     cpu_seconds = time.process_time() - cpu_started
     del lm
@@ -557,6 +570,9 @@ def main() -> int:
     run.add_argument("--max-tokens", type=int, default=192)
     run.add_argument("--seed", type=int, default=20250101)
     run.add_argument("--threads", type=int, default=0, help="torch CPU threads (0: its default)")
+    run.add_argument(
+        "--probe-share", type=float, default=0.0, help="share of probe pairs in the mix (tune_judge --probe-share)"
+    )
     run.add_argument("--cross-fit", type=int, default=0, help="also tune on MRPC test with k folds (0: no)")
     run.add_argument(
         "--cross-fit-start",

@@ -517,6 +517,12 @@ PARAEVAL_SERVED_RETRY_AFTER = env_float("PARAEVAL_SERVED_RETRY_AFTER", 60.0)
 # Tuned judges (manage.py tune_judge): one folder each, a base model's LoRA adapters; each is a
 # judge model of its own (queue llm.<base>-tuned-<hash>). Workers that score them read it too.
 PARAPLUIE_TUNED_DIR = Path(env_str("PARAPLUIE_TUNED_DIR", str(DATA_DIR / "judges"))).resolve()
+# The share of probe pairs (word swaps, number/date/negation changes, meaning-keeping controls) in a
+# tuning's training mix (manage.py tune_judge --probe-share overrides it). 0: the labels alone, as
+# before probes existed; probes need the spaCy parser in the worker that trains.
+PARAEVAL_TUNING_PROBE_SHARE = env_float("PARAEVAL_TUNING_PROBE_SHARE", 0.0)
+if not 0 <= PARAEVAL_TUNING_PROBE_SHARE < 1:
+    raise ImproperlyConfigured(f"PARAEVAL_TUNING_PROBE_SHARE={PARAEVAL_TUNING_PROBE_SHARE} must be in [0, 1)")
 # Extra folders of ParaPLUIE prompt templates (JSON files) beside the shipped ones.
 PARAPLUIE_TEMPLATE_DIRS = env_list("PARAPLUIE_TEMPLATE_DIRS", [])
 # Sentence encoder for BERTScore / ParaScore / SBERT: "embedded" (all-MiniLM-L6-v2 from the

@@ -17,7 +17,11 @@ ever larger ones; ParaPLUIE itself learns nothing. This module does the adaptati
   ``patience`` evaluations without improvement;
 * with ``folds`` = k > 1, k more adapters are trained for cross-fitting: the pairs are split in
   k folds (seeded, stratified) and adapter i learns from every fold but i, so each training
-  pair can be scored by an adapter that never saw it (:mod:`scoring.metrics.tuned` routes).
+  pair can be scored by an adapter that never saw it (:mod:`scoring.metrics.tuned` routes);
+* with probe pairs in the mix (``probes``: swaps and changes of a pair's source sentence as
+  non-paraphrases, its meaning-keeping rewrites as paraphrases), the folds are dealt by source
+  sentence: the pairs sharing a source sentence and every probe built from it fall in one fold,
+  so no adapter is trained on a probe of a sentence that it scores (:func:`training_plan`).
 
 A prompt longer than ``max_tokens`` is left out of training (counted, never truncated: cutting
 a sentence would train on a pair that is not the one labelled). The bundle is written to a
@@ -30,6 +34,7 @@ torch and peft are imported inside the functions.
 
 from __future__ import annotations
 
+import hashlib
 import json
 import math
 import random
@@ -42,13 +47,20 @@ from pathlib import Path
 from typing import Any
 
 from scoring.metrics import tuned
-from scoring.metrics.judge_training_options import LabelledPair, Progress, ProgressCallback, TuningError, TuningOptions
+from scoring.metrics.judge_training_options import (
+    LabelledPair,
+    Progress,
+    ProgressCallback,
+    TrainingProbe,
+    TuningError,
+    TuningOptions,
+)
 from scoring.metrics.judges import safe_name
 from scoring.metrics.lm import CausalLM, describe_model
 from scoring.metrics.parapluie_engine import encode, find_answer_tokens, render
 from scoring.metrics.templates import PromptTemplate, TemplateKind
 
-__all__ = ["LabelledPair", "Progress", "TuningError", "TuningOptions", "tune"]
+__all__ = ["LabelledPair", "Progress", "TrainingProbe", "TuningError", "TuningOptions", "tune"]
 
 
 @dataclass
@@ -82,7 +94,10 @@ class TuneResult:
     duplicates: int  # left out: the same texts given twice
     adapters: list[AdapterResult]
     seconds: float
-    folds: dict[str, int]
+    folds: dict[str, int]  # the labelled pairs' folds (the probes' are in probe_folds)
+    probe_folds: dict[str, int] = field(default_factory=dict)
+    probes: int = 0  # probe pairs trained on
+    probes_too_long: int = 0
 
     @property
     def training_examples(self) -> int:
@@ -104,6 +119,7 @@ class TuneResult:
             "pairs": self.pairs,
             "too_long": self.too_long,
             "duplicates": self.duplicates,
+            **({"probes": self.probes, "probes_too_long": self.probes_too_long} if self.probes else {}),
             "seconds": round(self.seconds, 1),
             "minutes_per_1000_pairs": round(self.minutes_per_1000, 2),
             "adapters": [asdict(adapter) for adapter in self.adapters],
@@ -166,6 +182,80 @@ def assign_folds(items: Sequence[LabelledPair], folds: int, seed: int) -> dict[s
             assignment[key] = (start + position) % folds
         start = (start + len(keys)) % folds
     return assignment
+
+
+def source_sentence(text: str) -> str:
+    """The source sentence a fold is dealt by: its words, whatever the spacing."""
+    return " ".join(text.split())
+
+
+def assign_source_folds(items: Sequence[LabelledPair], folds: int, seed: int) -> dict[str, int]:
+    """Pair key -> fold, the pairs sharing a source sentence in one fold: the sentences in a seeded
+    order, each to the fold with the fewest pairs of its first pair's label (then the fewest pairs)."""
+    sentences: dict[str, list[LabelledPair]] = {}
+    for item in items:
+        sentences.setdefault(source_sentence(item.source), []).append(item)
+    order = list(sentences)
+    random.Random(seed).shuffle(order)
+    by_label = [[0] * folds, [0] * folds]  # not, paraphrase
+    total = [0] * folds
+    assignment: dict[str, int] = {}
+    for sentence in order:
+        members = sentences[sentence]
+        counts = by_label[int(members[0].label)]
+        fold = min(range(folds), key=lambda index: (counts[index], total[index], index))
+        for item in members:
+            assignment[item.key] = fold
+            by_label[int(item.label)][fold] += 1
+            total[fold] += 1
+    return assignment
+
+
+@dataclass(frozen=True)
+class TrainingPlan:
+    """What each adapter learns from: the full one from everything, fold i's from all but fold i."""
+
+    folds: dict[str, int]  # labelled pair key -> fold
+    probe_folds: dict[str, int]  # probe pair key -> the fold of its source sentence
+    adapters: list[tuple[str, list[LabelledPair]]]
+
+
+def training_plan(kept: Sequence[LabelledPair], probes: Sequence[TrainingProbe], folds: int, seed: int) -> TrainingPlan:
+    """The folds and each adapter's training pairs (``probes`` already free of duplicates).
+
+    Without probes the folds are :func:`assign_folds`' (by pair, as before probes existed); with
+    them, :func:`assign_source_folds`' (by source sentence), and each probe goes to the fold of its
+    source sentence, or, when no kept pair has that sentence (nothing of it is scored), to a fold
+    drawn from a stable hash of it."""
+    if not folds:
+        return TrainingPlan({}, {}, [(tuned.FULL, [*kept, *(probe.pair for probe in probes)])])
+    assignment = assign_source_folds(kept, folds, seed) if probes else assign_folds(kept, folds, seed)
+    by_sentence = {source_sentence(item.source): assignment[item.key] for item in kept}
+    probe_folds: dict[str, int] = {}
+    for probe in probes:
+        sentence = source_sentence(probe.pair.source)
+        fold = by_sentence.get(sentence)
+        if fold is None:
+            digest = hashlib.sha256(sentence.encode()).digest()
+            fold = int.from_bytes(digest[:4], "big") % folds
+        probe_folds[probe.pair.key] = fold
+    everything = [*kept, *(probe.pair for probe in probes)]
+    every_fold = {**assignment, **probe_folds}
+    adapters: list[tuple[str, list[LabelledPair]]] = [(tuned.FULL, everything)]
+    for fold in range(folds):
+        adapters.append((tuned.fold_adapter(fold), [item for item in everything if every_fold[item.key] != fold]))
+    return TrainingPlan(assignment, probe_folds, adapters)
+
+
+def distinct_probes(probes: Sequence[TrainingProbe], taken: set[str]) -> tuple[list[TrainingProbe], int]:
+    """The probes whose texts are neither a labelled pair's nor an earlier probe's; and how many were not."""
+    seen = set(taken)
+    kept = []
+    for probe in probes:
+        if probe.pair.key not in seen:
+            seen.add(probe.pair.key)
+            kept.append(probe)
+    return kept, len(probes) - len(kept)
 
 
 def distinct_pairs(pairs: Sequence[LabelledPair], max_pairs: int, seed: int) -> tuple[list[LabelledPair], int]:
@@ -478,13 +568,16 @@ def tune(
     trained_on: dict[str, Any] | None = None,
     progress: ProgressCallback | None = None,
     start: Path | None = None,
+    probes: Sequence[TrainingProbe] = (),
 ) -> TuneResult:
     """Tune ``lm`` (a fresh copy: adapters go into its layers) on ``pairs``; write the bundle.
 
     ``base_spec`` is how a worker loads the base model again (``embedded``, a folder);
     ``base_name`` names the tuned judge (``<base_name>-tuned-<hash>``). With
     ``options.start_from``, ``start`` is that tuned judge's folder: every adapter starts from its
-    full adapter (:func:`start_state` says when it cannot). Returns where the bundle
+    full adapter (:func:`start_state` says when it cannot). ``probes`` join the training mix
+    (:func:`training_plan` deals their folds by source sentence; a prompt longer than
+    ``max_tokens`` is left out and counted, like a pair's). Returns where the bundle
     is and how training went; :class:`TuningError` says what is wrong with the data or options.
     """
     import torch
@@ -506,6 +599,16 @@ def tune(
             continue
         encoded.append((item, ids))
     kept = [item for item, _ in encoded]
+    unique_probes, _ = distinct_probes(probes, {item.key for item in items})
+    probes_too_long = 0
+    kept_probes: list[TrainingProbe] = []
+    for probe in unique_probes:
+        ids = prompt_ids(lm, template, probe.pair)
+        if len(ids) > options.max_tokens:
+            probes_too_long += 1
+            continue
+        encoded.append((probe.pair, ids))
+        kept_probes.append(probe)
     counts = (sum(1 for item in kept if item.label), sum(1 for item in kept if not item.label))
     minimum = max(4, 2 * options.folds)
     if min(counts) < 2 or len(kept) < minimum:
@@ -521,10 +624,9 @@ def tune(
         )
     base = describe_model(base_spec)
     initial = start_state(start, options, base.identity, set(example)) if start is not None else None
-    folds = assign_folds(kept, options.folds, options.seed) if options.folds else {}
-    plan: list[tuple[str, list[LabelledPair]]] = [(tuned.FULL, kept)]
-    for fold in range(options.folds):
-        plan.append((tuned.fold_adapter(fold), [item for item in kept if folds[item.key] != fold]))
+    training = training_plan(kept, kept_probes, options.folds, options.seed)
+    folds = training.folds
+    plan = training.adapters
 
     root = Path(output_root)
     root.mkdir(parents=True, exist_ok=True)
@@ -567,18 +669,26 @@ def tune(
             template_sha256=template.text_hash,
             settings=options.identity(),
             folds=options.folds,
-            trained_on={**(trained_on or {}), "pairs": len(kept), "too_long": too_long, "duplicates": duplicates},
+            trained_on={
+                **(trained_on or {}),
+                "pairs": len(kept),
+                "too_long": too_long,
+                "duplicates": duplicates,
+                **({"probes": len(kept_probes), "probes_too_long": probes_too_long} if probes else {}),
+            },
         )
+        # A probe is routed like a pair: scored (in a probe set) by the adapter of its source's fold.
         tuned.write_folds(
             work,
             [
                 {"key": item.key, "fold": folds[item.key], **({"id": item.id} if item.id is not None else {})}
                 for item in kept
             ]
+            + [{"key": key, "fold": fold, "probe": True} for key, fold in training.probe_folds.items()]
             if folds
             else [],
         )
-        tuned.write_trained(work, [item.key for item in kept])
+        tuned.write_trained(work, [item.key for item in kept] + [probe.pair.key for probe in kept_probes])
         digest = tuned.identity_digest(tuned.bundle_identity(work, manifest, base.identity))
         name = tuned.tuned_name(base_name, digest)
         manifest = replace(manifest, name=name)
@@ -594,6 +704,9 @@ def tune(
             adapters=results,
             seconds=elapsed,
             folds=folds,
+            probe_folds=training.probe_folds,
+            probes=len(kept_probes),
+            probes_too_long=probes_too_long,
         )
         (work / tuned.TRAINING_FILE).write_text(json.dumps(outcome.summary(), indent=2) + "\n", encoding="utf-8")
         if outcome.folder.exists():

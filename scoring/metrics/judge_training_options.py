@@ -37,6 +37,15 @@ class LabelledPair:
 
 
 @dataclass(frozen=True)
+class TrainingProbe:
+    """A probe pair in the training mix, with ``group``: the key of the labelled pair it was built
+    from. Its fold is its source sentence's, so no adapter is trained on a probe of a sentence it scores."""
+
+    group: str
+    pair: LabelledPair
+
+
+@dataclass(frozen=True)
 class TuningOptions:
     """Everything that changes the adapters (all of it is part of the tuned judge's identity)."""
 
@@ -58,6 +67,9 @@ class TuningOptions:
     # A tuned judge (its name) whose full adapter every new adapter starts from instead of LoRA's
     # zero update: tuning on a campaign's labels from a judge tuned on other data. "": from scratch.
     start_from: str = ""
+    # The share of probe pairs (word swaps, number, date and negation changes as non-paraphrases;
+    # meaning-keeping rewrites as paraphrases) in the training mix: probes / (probes + pairs).
+    probe_share: float = 0.0
 
     def check(self) -> None:
         """Refuse a bad value, naming the option."""
@@ -75,6 +87,10 @@ class TuningOptions:
             problems.append(f"validation_share must be in (0, 0.5), got {self.validation_share}")
         if self.folds == 1 or self.folds < 0 or self.folds > 20:
             problems.append(f"folds must be 0 (no cross-fitting) or 2 to 20, got {self.folds}")
+        if not 0 <= self.probe_share < 1:
+            problems.append(
+                f"probe_share must be in [0, 1) (the probes' share of the training pairs), got {self.probe_share}"
+            )
         if not self.targets:
             problems.append("targets: name at least one projection (q_proj, ...)")
         if problems:
@@ -85,6 +101,8 @@ class TuningOptions:
         data["targets"] = list(self.targets)
         if not self.start_from:
             del data["start_from"]  # judges tuned from scratch keep the identity they had before the option
+        if not self.probe_share:
+            del data["probe_share"]  # likewise judges tuned without probes
         return data
 
     @classmethod

@@ -8,7 +8,8 @@ What a run does, in order:
 
 1. marks the :class:`~scoring.models.TunedJudge` row running (a row already running, done or
    failed is left alone: a message delivered twice trains once);
-2. reads the campaign's labelled pairs (:func:`scoring.tuning.service.labelled_pairs`) and trains
+2. reads the campaign's labelled pairs (:func:`scoring.tuning.service.labelled_pairs`), builds
+   the probe pairs of the mix when ``probe_share`` asks for some (:func:`mixed_probes`), and trains
    the adapters on a fresh copy of the base model (:func:`scoring.metrics.judge_training.tune`; each from
    the full adapter of the tuned judge ``start_from`` names, when it names one), storing
    the progress (loss, validation AUC) in the row as it goes;
@@ -32,7 +33,8 @@ from django.utils import timezone
 
 from annotate.models import Campaign
 from scoring.metrics.base import Metric, MetricError
-from scoring.metrics.judge_training import Progress, tune
+from scoring.metrics.judge_training import Progress, distinct_pairs, tune
+from scoring.metrics.judge_training_options import LabelledPair, TrainingProbe, TuningOptions
 from scoring.metrics.lm import load_fresh
 from scoring.metrics.templates import get_template
 from scoring.models import TunedJudge
@@ -94,6 +96,9 @@ def _train_and_score(row: TunedJudge, echo: Echo | None) -> TunedJudge:
         row.progress = state.as_dict()
         row.save(update_fields=["progress"])
 
+    probes = mixed_probes(data.pairs, options)
+    if echo is not None and probes:
+        echo(f"training mix: {len(probes)} probe pairs (share {options.probe_share}) with the labelled pairs")
     lm = load_fresh(judge.model, judge.device, judge.dtype, allow_download=settings.PARAEVAL_ALLOW_MODEL_DOWNLOAD)
     try:
         result = tune(
@@ -107,6 +112,7 @@ def _train_and_score(row: TunedJudge, echo: Echo | None) -> TunedJudge:
             trained_on={"campaign": campaign.slug, "reference": row.reference, "tuning": row.pk},
             progress=progress,
             start=start,
+            probes=probes,
         )
     finally:
         del lm  # the training copy (adapters in its layers) is not the one that scores
@@ -132,6 +138,21 @@ def _train_and_score(row: TunedJudge, echo: Echo | None) -> TunedJudge:
     if echo is not None:
         echo(f"scored {summary.scored} pairs of {campaign.slug} (cross-fitted), {summary.failed} failed")
     return row
+
+
+def mixed_probes(pairs: list[LabelledPair], options: TuningOptions) -> list[TrainingProbe]:
+    """The probe pairs of the training mix: built from the labelled pairs the tuning keeps (the
+    same distinct, seeded sample of at most ``max_pairs`` that :func:`~scoring.metrics.judge_training.tune`
+    takes), ``probe_share`` of the mix (:func:`scoring.probes.training.training_probes`)."""
+    if not options.probe_share:
+        return []
+    from scoring.probes.training import NotEnoughProbes, training_probes
+
+    kept, _ = distinct_pairs(pairs, options.max_pairs, options.seed)
+    try:
+        return training_probes(kept, options.probe_share, options.seed)
+    except NotEnoughProbes as error:
+        raise TuningRequestError(str(error)) from None
 
 
 def tuned_metric(row: TunedJudge) -> Metric:

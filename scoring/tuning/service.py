@@ -117,8 +117,11 @@ def start_judge(base: JudgeModel, name: str) -> JudgeModel:
 
 
 def default_options(**overrides: Any) -> TuningOptions:
-    """The defaults (seed ``PARAEVAL_SEED``), with ``overrides`` (``None`` values ignored)."""
-    options = TuningOptions(seed=int(settings.PARAEVAL_SEED), folds=5)
+    """The defaults (seed ``PARAEVAL_SEED``, probe share ``PARAEVAL_TUNING_PROBE_SHARE``), with
+    ``overrides`` (``None`` values ignored)."""
+    options = TuningOptions(
+        seed=int(settings.PARAEVAL_SEED), folds=5, probe_share=float(settings.PARAEVAL_TUNING_PROBE_SHARE)
+    )
     return replace(options, **{key: value for key, value in overrides.items() if value is not None})
 
 

@@ -57,6 +57,13 @@ class Command(BaseCommand):
             metavar="TUNED_JUDGE",
             help="Start every adapter from this tuned judge's (one tuned on other data from the same base model).",
         )
+        parser.add_argument(
+            "--probe-share",
+            type=float,
+            help="Share of probe pairs in the training mix, in [0, 1): word swaps and number, date and negation "
+            "changes as non-paraphrases, meaning-keeping rewrites as paraphrases, cross-fitted by source sentence "
+            "(default PARAEVAL_TUNING_PROBE_SHARE).",
+        )
         parser.add_argument("--seed", type=int, help="Seed of the splits and initial weights (default PARAEVAL_SEED).")
         parser.add_argument("--threads", type=int, default=0, help="CPU threads for torch here (0: its default).")
         parser.add_argument("--queue", action="store_true", help="Send it to the judge's worker queue instead.")
@@ -86,6 +93,7 @@ class Command(BaseCommand):
             patience=options["patience"],
             seed=options["seed"],
             start_from=options["start_from"],
+            probe_share=options["probe_share"],
         )
         try:
             with transaction.atomic():
