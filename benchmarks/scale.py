@@ -166,12 +166,11 @@ def build(size: int, judgements: int, scores: bool, number: int) -> tuple[Any, i
             cursor.execute(
                 f'INSERT INTO "{Judgement._meta.db_table}" (volunteer_id, pair_id, label, source_on_top, position,'
                 " is_training, is_check, shown_at, answered_at)"
-                " SELECT v.id, p.id, 'same_meaning', false, 1, false, false, %s, %s FROM"
-                ' (SELECT id, row_number() OVER (ORDER BY id) - 1 AS n FROM "annotate_volunteer"'
-                "  WHERE campaign_id = %s) v"
-                ' JOIN (SELECT id, row_number() OVER (ORDER BY id) - 1 AS n FROM "annotate_pair"'
-                "  WHERE campaign_id = %s AND NOT is_training AND NOT is_check ORDER BY id LIMIT %s) p"
-                " ON p.n / 100 = v.n",
+                " SELECT v.ids[p.n / 100 + 1], p.id, 'same_meaning', false, 1, false, false, %s, %s FROM"
+                # An array of the volunteers' ids, indexed by the pair's rank: no join to plan.
+                ' (SELECT array_agg(id ORDER BY id) AS ids FROM "annotate_volunteer" WHERE campaign_id = %s) v,'
+                ' (SELECT id, row_number() OVER (ORDER BY id) - 1 AS n FROM "annotate_pair"'
+                "  WHERE campaign_id = %s AND NOT is_training AND NOT is_check ORDER BY id LIMIT %s) p",
                 [now, now, campaign.pk, campaign.pk, judged],
             )
         recount_judgements(campaign)
