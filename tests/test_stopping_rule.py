@@ -277,3 +277,20 @@ def test_the_correlation_question_settles_and_is_fixed_too(client):
     assert "The question, alpha and the planned pairs are fixed before the first judgement" in refused.content.decode()
     page = client.get(reverse("staff:campaign-settings", args=[campaign.slug])).content.decode()
     assert "Pearson r against the volunteers&#x27; mean answer (1-4): <code>Poor</code>" in page
+
+
+def test_a_judgement_finds_the_waiting_rule_in_one_statement(monkeypatch):
+    """On every answer POST: one statement reads the pair's campaign and its unsettled rule."""
+    from django.db import connection
+    from django.test.utils import CaptureQueriesContext
+
+    queued: list[int] = []
+    monkeypatch.setattr(stopping_queue, "queue_check", queued.append)
+    campaign, good, poor, rows = judged_campaign(n=4)
+    for expected in ([], [campaign.pk]):
+        with CaptureQueriesContext(connection) as statements:
+            stopping_queue.on_judgement_recorded(sender=None, judgement_id=1, pair_id=rows[0].pair_id)
+        assert len(statements) == 1
+        assert queued == expected
+        if not expected:
+            stopping.set_rule(campaign, good, poor, 0.05, 100, close_when_settled=True)

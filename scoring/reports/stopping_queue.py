@@ -9,6 +9,7 @@ from __future__ import annotations
 import logging
 
 from django.core.cache import cache
+from django.db.models import Subquery
 
 from annotate.models import Pair
 from paraeval import broker
@@ -43,10 +44,11 @@ def on_judgement_recorded(sender: object, judgement_id: int, pair_id: int, **kwa
     not settled yet and no check is waiting (one indexed query otherwise). A failure never
     reaches the volunteer."""
     try:
-        campaign_id = Pair.objects.filter(pk=pair_id).values_list("campaign_id", flat=True).first()
+        # One statement: the unsettled rule of the pair's campaign, if any.
+        of_pair = Pair.objects.filter(pk=pair_id).values("campaign_id")[:1]
+        unsettled = StoppingRule.objects.filter(campaign_id=Subquery(of_pair), settled_at__isnull=True)
+        campaign_id = next(iter(unsettled.values_list("campaign_id", flat=True)[:1]), None)
         if campaign_id is None:
-            return
-        if not StoppingRule.objects.filter(campaign_id=campaign_id, settled_at__isnull=True).exists():
             return
         try:
             # Expires by itself should the check never run (a lost message).

@@ -1,0 +1,428 @@
+"""Volunteer and staff pages on campaigns of 2,000 to 1,000,000 pairs: what grows with size.
+
+Not a test: a script that prints figures. In this process, on a throwaway PostgreSQL database
+(``--database postgres://…/name``, created and dropped at the end), for each pool size in
+``--sizes`` and each number of others' judgements in ``--judgements`` it
+
+1. builds a campaign of that many pairs (one training pair, one check pair met first, a quota
+   of three) in bulk (``INSERT … SELECT generate_series``), the judgements of other volunteers
+   (bulk too; at most one per pair, on the first pairs, so that the pool keeps unjudged pairs:
+   a small pool holds fewer than asked, the line says how many) and, with ``--scores``, every
+   enabled metric's score of every pair;
+2. walks ``--volunteers`` volunteers through the whole visit with Django's test client
+   (welcome, guidelines, the training pair and its feedback, end of training, the pair page,
+   the answer POST with its scoring receivers, the end page) and keeps, per kind of request,
+   the median CPU of this process (``time.process_time``), the mean CPU of the database
+   connection's PostgreSQL backend (``/proc/<pid>/stat`` of ``pg_backend_pid()``, counted in
+   clock ticks of 10 ms: only a mean over many visits says something) and the number of
+   statements (median);
+3. runs every SELECT of one more visit under ``EXPLAIN ANALYZE`` with sequential scans off (the
+   planner's choice on tables of a million rows) and flags those that still scan a campaign
+   table (pairs, judgements, assignments, scores) sequentially or read more than 60 rows;
+4. requests the staff pages as a superuser (home, dashboard data, volunteers, pair list with and
+   without a metric, one pair, status, the first chunk of an export) and keeps their CPU.
+
+It prints each figure as a ratio to the first size with the same judgements (the volunteer
+target: within 10 % at 1,000,000 pairs) and the staff pages' CPU in ms.
+
+    .venv/bin/python benchmarks/scale.py --database postgres://postgres@127.0.0.1:5432/bench_scale
+    .venv/bin/python benchmarks/scale.py --database … --sizes 2000,100000 --judgements 0
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import re
+import statistics
+import sys
+import tempfile
+import time
+from collections import defaultdict
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+ROOT = Path(__file__).resolve().parent.parent
+PAIR_FIELD = re.compile(r'name="pair" value="(\d+)"')
+GROWING_TABLES = ("annotate_pair", "annotate_judgement", "annotate_assignment", "scoring_score")
+SEQ_SCAN = re.compile(r"Seq Scan on (\w+)")
+CLK_TCK = os.sysconf("SC_CLK_TCK")
+# The most rows one volunteer statement may read (its own rows, the training and check pairs,
+# a quota's worth of pool); one that walks the pool reads thousands.
+ROWS_PER_STATEMENT = 60
+
+
+@dataclass
+class Figures:
+    web_ms: dict[str, list[float]] = field(default_factory=lambda: defaultdict(list))
+    pg_ms: dict[str, list[float]] = field(default_factory=lambda: defaultdict(list))
+    statements: dict[str, list[int]] = field(default_factory=lambda: defaultdict(list))
+    flagged: list[str] = field(default_factory=list)
+    staff_ms: dict[str, float] = field(default_factory=dict)
+    judgements: int = 0
+
+
+def configure(data_dir: Path, database: str) -> None:
+    os.environ.update(
+        DJANGO_SETTINGS_MODULE="paraeval.settings",
+        PARAEVAL_DATA_DIR=str(data_dir),
+        SECRET_KEY="scale-benchmark-key",
+        ALLOWED_HOSTS="testserver",
+        DATABASE_URL=database,
+        PARAEVAL_START_RATE="100000/10m",  # every visit comes from the one test client address
+    )
+    for name in ("REDIS_URL", "PARAEVAL_METRICS", "DEBUG"):
+        os.environ.pop(name, None)
+    sys.path.insert(0, str(ROOT))
+    (data_dir / "staticfiles").mkdir(parents=True, exist_ok=True)
+
+
+def admin(url: str) -> Any:
+    import psycopg
+
+    return psycopg.connect(f"{url.rsplit('/', 1)[0]}/postgres", autocommit=True)
+
+
+def backend_cpu_ms(pid: int) -> float:
+    """User + system CPU of one PostgreSQL backend (the server runs on this machine)."""
+    fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
+    return (int(fields[11]) + int(fields[12])) * 1000 / CLK_TCK
+
+
+def copy_rows(model: Any, template_pk: int, count: int, overrides: dict[str, str]) -> None:
+    """``count`` copies of one row made by ``INSERT … SELECT generate_series``; ``overrides``
+    gives SQL (in terms of ``g``, 1…count) for the columns that must differ."""
+    from django.db import connection
+
+    columns = [str(f.column) for f in model._meta.concrete_fields if not f.primary_key]
+    values = [overrides.get(column, f't."{column}"') for column in columns]
+    table = model._meta.db_table
+    names = ", ".join(f'"{column}"' for column in columns)
+    with connection.cursor() as cursor:
+        cursor.execute(
+            f'INSERT INTO "{table}" ({names}) '
+            f'SELECT {", ".join(values)} FROM "{table}" t, generate_series(1, %s) g WHERE t.id = %s',
+            [count, template_pk],
+        )
+
+
+def build(size: int, judgements: int, scores: bool, number: int) -> tuple[Any, int]:
+    """The campaign, its pairs, others' judgements and (``scores``) every pair's scores."""
+    from django.db import connection
+    from django.utils import timezone
+
+    from annotate import flow
+    from annotate.counters import recount_judgements
+    from annotate.models import Campaign, Judgement, Pair
+    from scoring.models import Score
+    from scoring.pipeline import configs
+
+    campaign = Campaign.objects.create(
+        slug=f"scale-{number}",
+        name=f"Scale {number}",
+        quota=3,
+        judges_per_pair=1,
+        check_positions="1",
+        exclude_median_seconds=None,
+    )
+    Pair.objects.create(
+        campaign=campaign,
+        external_id="training-1",
+        source="A training pair.",
+        hypothesis="A training pair, said again.",
+        is_training=True,
+        training_position=1,
+        expected_label="same_meaning",
+        explanation="They say the same.",
+    )
+    Pair.objects.create(
+        campaign=campaign,
+        external_id="check-1",
+        source="A check pair.",
+        hypothesis="A check pair.",
+        is_check=True,
+        expected_label="same_meaning",
+    )
+    template = Pair.objects.create(campaign=campaign, external_id="p0", source="Source 0.", hypothesis="Hypothesis 0.")
+    copy_rows(
+        Pair,
+        template.pk,
+        size - 1,
+        {
+            "external_id": "'p' || g",
+            "source": "'The committee number ' || g || ' approved the budget on Friday.'",
+            "hypothesis": "'On Friday committee ' || g || ' passed the budget.'",
+            "shuffle_key": "(g * 2654435761::bigint) %% 2147483647",
+        },
+    )
+    judged = min(judgements, size // 2)
+    if judged:
+        others = flow.start_volunteer(campaign, english_level="good", consented=True)
+        # One volunteer per 100 judgements, each judging 100 pairs (one judgement per pair).
+        copy_rows(type(others), others.pk, -(-judged // 100) - 1, {"token": "'scale-' || g || '-' || t.id"})
+        now = timezone.now()
+        with connection.cursor() as cursor:
+            cursor.execute(
+                f'INSERT INTO "{Judgement._meta.db_table}" (volunteer_id, pair_id, label, source_on_top, position,'
+                " is_training, is_check, shown_at, answered_at)"
+                " SELECT v.ids[p.n / 100 + 1], p.id, 'same_meaning', false, 1, false, false, %s, %s FROM"
+                # An array of the volunteers' ids, indexed by the pair's rank: no join to plan.
+                ' (SELECT array_agg(id ORDER BY id) AS ids FROM "annotate_volunteer" WHERE campaign_id = %s) v,'
+                ' (SELECT id, row_number() OVER (ORDER BY id) - 1 AS n FROM "annotate_pair"'
+                "  WHERE campaign_id = %s AND NOT is_training AND NOT is_check ORDER BY id LIMIT %s) p",
+                [now, now, campaign.pk, campaign.pk, judged],
+            )
+        recount_judgements(campaign)
+    if scores:
+        rows = configs.enabled_configs()
+        now = timezone.now()
+        first = Score.objects.create(pair=template, metric_config=rows[0], value=0.5, computed_at=now)
+        with connection.cursor() as cursor:
+            columns = [str(f.column) for f in Score._meta.concrete_fields if not f.primary_key]
+            values = [
+                {"pair_id": "p.id", "metric_config_id": "c.id"}.get(column, f's."{column}"') for column in columns
+            ]
+            cursor.execute(
+                f'INSERT INTO "{Score._meta.db_table}" ({", ".join(columns)}) SELECT {", ".join(values)}'
+                f' FROM "{Score._meta.db_table}" s, "annotate_pair" p, "{rows[0]._meta.db_table}" c'
+                " WHERE s.id = %s AND p.campaign_id = %s AND NOT p.is_training AND c.id = ANY(%s)"
+                " AND NOT (p.id = %s AND c.id = %s)",
+                [first.pk, campaign.pk, [row.pk for row in rows], template.pk, rows[0].pk],
+            )
+    with connection.cursor() as cursor:
+        cursor.execute("ANALYZE")
+    return campaign, judged
+
+
+def rows_read(plan: dict[str, Any]) -> int:
+    """Rows a plan node and its children produced or threw away, over all their loops."""
+    own = (plan.get("Actual Rows", 0) + plan.get("Rows Removed by Filter", 0)) * plan.get("Actual Loops", 1)
+    return int(own) + sum(rows_read(child) for child in plan.get("Plans", []))
+
+
+def seq_scans(plan: dict[str, Any]) -> list[str]:
+    own = [plan["Relation Name"]] if plan["Node Type"] == "Seq Scan" else []
+    return own + [table for child in plan.get("Plans", []) for table in seq_scans(child)]
+
+
+def visit(campaign: Any, figures: Figures | None) -> list[str]:
+    """One volunteer's whole visit; ``figures`` None: every SELECT explained instead of timed."""
+    from django.db import connection
+    from django.test import Client
+    from django.test.utils import CaptureQueriesContext
+
+    with connection.cursor() as cursor:
+        cursor.execute("SELECT pg_backend_pid()")
+        (pid,) = cursor.fetchone()
+    client = Client()
+    token = ""
+    flagged: list[str] = []
+
+    def explain(execute: Any, sql: str, params: Any, many: bool, context: dict[str, Any]) -> Any:
+        if not many and sql.lstrip().upper().startswith(("SELECT", "(SELECT")):
+            with context["connection"].connection.cursor() as raw:
+                raw.execute("EXPLAIN (ANALYZE, FORMAT JSON) " + sql, params)
+                plan = raw.fetchone()[0][0]["Plan"]
+            grown = [table for table in seq_scans(plan) if table in GROWING_TABLES]
+            rows = rows_read(plan)
+            if grown or rows > ROWS_PER_STATEMENT:
+                scans = f"Seq Scan on {', '.join(grown)}, " if grown else ""
+                flagged.append(f"{scans}{rows} rows read: {' '.join(sql.split())[:150]}")
+        return execute(sql, params, many, context)
+
+    def call(method: str, path: str, data: dict[str, str] | None = None, kind: str = "") -> Any:
+        label = f"{method.upper()} {kind or path.replace(campaign.slug, '<slug>').replace(token or '@', '<token>')}"
+        if figures is None:
+            before = len(flagged)
+            with connection.execute_wrapper(explain):
+                response = getattr(client, method)(path, data or {})
+            flagged[before:] = [f"{label}: {line}" for line in flagged[before:]]
+        else:
+            web, pg = time.process_time(), backend_cpu_ms(pid)
+            with CaptureQueriesContext(connection) as queries:
+                response = getattr(client, method)(path, data or {})
+            pg = backend_cpu_ms(pid) - pg
+            web = (time.process_time() - web) * 1000
+            if method == "get" and kind.endswith(")") and response.status_code == 302:  # the pair page sent elsewhere
+                label = "GET /v/<token>/ (redirect)"
+            figures.pg_ms[label].append(pg)
+            figures.web_ms[label].append(web)
+            figures.statements[label].append(len(queries))
+        if response.status_code not in (200, 302):
+            raise SystemExit(f"{label} gave {response.status_code}")
+        return response
+
+    welcome = f"/c/{campaign.slug}/"
+    call("get", welcome)
+    token = call("post", welcome, {"consent": "on", "english_level": "good"}).url.split("/")[2]
+    home = f"/v/{token}/"
+    call("get", f"{home}guidelines/")
+    call("post", f"{home}guidelines/")
+    shown = 0
+    for _ in range(8):
+        item = {0: "training", 1: "check"}.get(shown, "campaign")
+        response = call("get", home, kind=f"/v/<token>/ ({item})")
+        if response.status_code == 302:
+            if response.url.endswith("/training-done/"):
+                call("get", response.url)
+                call("post", response.url)
+                continue
+            call("get", response.url)
+            break
+        shown += 1
+        found = PAIR_FIELD.search(response.content.decode())
+        assert found is not None, "a pair page without its pair field"
+        pair = found.group(1)
+        answered = call(
+            "post", f"{home}answer/", {"pair": pair, "label": "same_meaning"}, f"/v/<token>/answer/ ({item})"
+        )
+        if "/training/" in answered.url:
+            call("get", answered.url, kind="/v/<token>/training/<pair>/")
+    if figures is None:
+        with connection.cursor() as cursor:
+            cursor.execute("SET enable_seqscan = on")
+    return flagged
+
+
+def staff_pages(campaign: Any, figures: Figures) -> None:
+    from django.test import Client
+
+    from annotate.models import Pair
+    from scoring.pipeline import configs
+
+    client = Client()
+    client.force_login(staff_user())
+    metric = configs.enabled_configs()[0].metric
+    pair = Pair.objects.filter(campaign=campaign, is_training=False, is_check=False).order_by("id")[0]
+    slug = campaign.slug
+    pages = {
+        "home": "/staff/",
+        "progress (dashboard data)": f"/staff/dashboard/data/?campaign={slug}",
+        "volunteers": f"/staff/campaigns/{slug}/volunteers/",
+        "pair list": f"/staff/campaigns/{slug}/pairs/",
+        "pair list by metric": f"/staff/campaigns/{slug}/pairs/?metric={metric}",
+        "one pair": f"/staff/campaigns/{slug}/pairs/{pair.pk}/",
+        "status": "/staff/status/",
+        "export start": f"/staff/export/{slug}/?level=pairs&format=csv",
+    }
+    for name, path in pages.items():
+        client.get(path)  # warm: caches and imports
+        start = time.process_time()
+        response = client.get(path)
+        if response.streaming:
+            next(iter(response.streaming_content), b"")  # type: ignore[attr-defined]
+        figures.staff_ms[f"{name} [{response.status_code}]"] = (time.process_time() - start) * 1000
+
+
+def staff_user() -> Any:
+    from django.contrib.auth import get_user_model
+
+    user, _ = get_user_model().objects.get_or_create(
+        username="scale-staff", defaults={"is_staff": True, "is_superuser": True}
+    )
+    return user
+
+
+def report(size: int, figures: Figures, reference: Figures | None) -> None:
+    print(f"\n{size:,} pairs, {figures.judgements:,} others' judgements:")
+    for label in figures.web_ms:
+        web = statistics.median(figures.web_ms[label])
+        pg = statistics.fmean(figures.pg_ms[label])
+        count = statistics.median(figures.statements[label])
+        line = f"  {label:<42} web {web:6.2f} ms  PostgreSQL {pg:5.1f} ms  statements {count:4.0f}"
+        if reference is not None and label in reference.web_ms:
+            ref_web = statistics.median(reference.web_ms[label])
+            ref_pg = statistics.fmean(reference.pg_ms[label])
+            ref_count = statistics.median(reference.statements[label])
+            line += (
+                f"  | ratio web {web / ref_web:4.2f}  PostgreSQL "
+                + (f"{pg / ref_pg:4.2f}" if ref_pg else "  - ")
+                + f"  statements {count / ref_count:4.2f}"
+            )
+        print(line)
+    if figures.staff_ms:
+        print("  staff pages, CPU of this process:")
+    for name, ms in figures.staff_ms.items():
+        print(f"    {name:<34} {ms:8.1f} ms")
+    print(
+        f"  volunteer statements that scan a campaign table or read over {ROWS_PER_STATEMENT} rows:"
+        f" {len(figures.flagged)}"
+    )
+    for line in figures.flagged:
+        print(f"    {line}")
+
+
+def run(sizes: list[int], judgements: list[int], volunteers: int, scores: bool, staff: bool) -> None:
+    import logging
+
+    import django
+
+    django.setup()
+    logging.getLogger("axes").setLevel(logging.WARNING)  # the staff login, once per campaign
+    from django.conf import settings
+    from django.core.management import call_command
+    from django.db import connection
+
+    settings.STORAGES = {
+        **settings.STORAGES,
+        "staticfiles": {"BACKEND": "django.contrib.staticfiles.storage.StaticFilesStorage"},
+    }
+    call_command("migrate", verbosity=0)
+    from scoring.pipeline import configs
+
+    configs.build_enabled()
+    print(
+        f"volunteer visits per campaign: {volunteers} (median per request); "
+        f"scores: {'every enabled metric' if scores else 'none'}; PostgreSQL CPU: the connection's backend"
+    )
+    number = 0
+    for others in judgements:
+        reference: Figures | None = None
+        for size in sizes:
+            number += 1
+            started = time.perf_counter()
+            campaign, judged = build(size, others, scores, number)
+            figures = Figures(judgements=judged)
+            visit(campaign, Figures())  # warm-up visit, not counted
+            for _ in range(volunteers):
+                visit(campaign, figures)
+            with connection.cursor() as cursor:
+                cursor.execute("SET enable_seqscan = off")  # as the planner does on large tables
+            figures.flagged = visit(campaign, None)
+            if staff:
+                staff_pages(campaign, figures)
+            report(size, figures, reference)
+            print(f"  (built and measured in {time.perf_counter() - started:.0f} s)")
+            reference = reference or figures  # (the campaign stays: later ones have it beside them)
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--database", required=True, help="postgres://…/name: a throwaway database (dropped after)")
+    parser.add_argument("--sizes", default="2000,100000,1000000", help="pool sizes, comma-separated")
+    parser.add_argument("--judgements", default="0,300000", help="others' judgements, comma-separated")
+    parser.add_argument("--volunteers", type=int, default=10, help="visits measured per campaign")
+    parser.add_argument("--no-scores", action="store_true", help="no metric scores (a faster build)")
+    parser.add_argument("--no-staff", action="store_true", help="volunteer requests only, no staff page")
+    options = parser.parse_args()
+    sizes = [int(value) for value in options.sizes.split(",")]
+    judgements = [int(value) for value in options.judgements.split(",")]
+    name = options.database.rsplit("/", 1)[1]
+    with admin(options.database) as connection:
+        connection.execute(f'DROP DATABASE IF EXISTS "{name}"')
+        connection.execute(f'CREATE DATABASE "{name}"')
+    try:
+        with tempfile.TemporaryDirectory(prefix="scale-") as folder:
+            configure(Path(folder) / "data", options.database)
+            run(sizes, judgements, options.volunteers, not options.no_scores, not options.no_staff)
+    finally:
+        from django.db import connections
+
+        connections.close_all()
+        with admin(options.database) as connection:
+            connection.execute(f'DROP DATABASE IF EXISTS "{name}" WITH (FORCE)')
+
+
+if __name__ == "__main__":
+    main()
