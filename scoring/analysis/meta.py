@@ -17,13 +17,14 @@ from enum import StrEnum
 from typing import Any
 
 import numpy as np
+from numpy.typing import NDArray
 
 from scoring.analysis.alt_test import DEFAULT_EPSILON, AltTest, alternative_annotator_test
 from scoring.analysis.binary import best_accuracy, rank
 from scoring.analysis.calibration import Calibration, calibration
 from scoring.analysis.ceiling import CeilingRow, human_ceiling
 from scoring.analysis.distance_bins import DEFAULT_BINS, DistanceBins, distance_bins
-from scoring.analysis.labels import BINARY_OF_CODE, Reference
+from scoring.analysis.labels import BINARY_OF_CODE, HumanLabels, Reference
 from scoring.analysis.paired import (
     DEFAULT_RESAMPLES,
     DEFAULT_SEED,
@@ -193,15 +194,26 @@ def distance_bin_view(data: AnalysisInput, reference: Reference, bins: int = DEF
     )
 
 
-def meta_evaluation(data: AnalysisInput, options: MetaOptions | None = None) -> MetaEvaluation:
-    """Every meta-evaluation analysis of one campaign (after filters)."""
-    options = options or MetaOptions()
-    labels = human_labels(data, options.reference)
-    n = len(data.pair_ids)
-    m = len(data.metrics)
-    oriented = np.array(
-        [data.scores[i] if metric.higher_is_closer else -data.scores[i] for i, metric in enumerate(data.metrics)]
-    ).reshape(m, n)
+FloatArray = NDArray[np.float64]
+
+
+@dataclass(frozen=True)
+class _ThresholdViews:
+    """Per metric: its threshold row, calibration (log-odds metrics), and per pair whether its
+    natural and cross-validated thresholds decide right and what its decided threshold predicts."""
+
+    thresholds: list[ThresholdRow]
+    calibrations: list[CalibrationRow]
+    natural_correct: FloatArray
+    cv_correct: FloatArray
+    predictions: FloatArray
+
+
+def _threshold_views(
+    data: AnalysisInput, oriented: FloatArray, labels: HumanLabels, options: MetaOptions
+) -> _ThresholdViews:
+    """The thresholds of every metric: best (fitted), tied, cross-validated and natural."""
+    m, n = oriented.shape
     labelled = labels.binary >= 0
     truth = labels.binary == 1
     natural_correct = np.full((m, n), np.nan)
@@ -263,6 +275,78 @@ def meta_evaluation(data: AnalysisInput, options: MetaOptions | None = None) -> 
             )
         )
 
+    return _ThresholdViews(thresholds, calibrations, natural_correct, cv_correct, predictions)
+
+
+def _systems_view(
+    data: AnalysisInput, labels: HumanLabels, oriented: FloatArray, options: MetaOptions
+) -> tuple[SystemView | None, str]:
+    """The system-level view (when two or more systems are named) and the note that says why not."""
+    systems = None
+    systems_note = "No pair names the system that produced its hypothesis (importer column `system`)."
+    if data.systems is not None:
+        systems = system_view(
+            data.systems,
+            data.sources,
+            labels.binary,
+            labels.graded,
+            [metric.id for metric in data.metrics],
+            oriented,
+            data.scores,
+            min(options.resamples, 1000),
+            options.seed,
+            spa_resamples=min(options.resamples, SPA_BOOTSTRAP),
+            confidence=options.confidence,
+        )
+        named = {name for name in data.systems if name}
+        if systems is not None:
+            systems_note = ""
+        elif len(named) == 1:
+            systems_note = "Only one system is named: a system-level view needs two or more."
+    return systems, systems_note
+
+
+def _against_the_judges(
+    data: AnalysisInput, predictions: FloatArray, options: MetaOptions
+) -> tuple[list[CeilingRow], AltTest]:
+    """Each metric's decisions against the judges: the human ceiling and the alternative annotator test."""
+    judgement_binary = BINARY_OF_CODE[data.judgements.code] if len(data.judgements) else np.zeros(0, dtype=np.int8)
+    ceiling = human_ceiling(
+        data.judgements.pair_index,
+        judgement_binary,
+        len(data.pair_ids),
+        [metric.id for metric in data.metrics],
+        predictions,
+        min(options.resamples, 1000),
+        options.seed,
+        options.confidence,
+        judge=data.judgements.volunteer,
+    )
+    alt_test = alternative_annotator_test(
+        data.judgements.pair_index,
+        data.judgements.volunteer,
+        judgement_binary,
+        [metric.id for metric in data.metrics],
+        predictions,
+        epsilon=options.aat_epsilon,
+        alpha=options.alpha,
+    )
+    return ceiling, alt_test
+
+
+def meta_evaluation(data: AnalysisInput, options: MetaOptions | None = None) -> MetaEvaluation:
+    """Every meta-evaluation analysis of one campaign (after filters)."""
+    options = options or MetaOptions()
+    labels = human_labels(data, options.reference)
+    n = len(data.pair_ids)
+    m = len(data.metrics)
+    oriented = np.array(
+        [data.scores[i] if metric.higher_is_closer else -data.scores[i] for i, metric in enumerate(data.metrics)]
+    ).reshape(m, n)
+    views = _threshold_views(data, oriented, labels, options)
+    thresholds, calibrations = views.thresholds, views.calibrations
+    natural_correct, cv_correct, predictions = views.natural_correct, views.cv_correct, views.predictions
+
     paired = compare(
         PairedInput(
             metric_ids=[metric.id for metric in data.metrics],
@@ -288,27 +372,7 @@ def meta_evaluation(data: AnalysisInput, options: MetaOptions | None = None) -> 
         for i, metric in enumerate(data.metrics)
     ]
 
-    systems = None
-    systems_note = "No pair names the system that produced its hypothesis (importer column `system`)."
-    if data.systems is not None:
-        systems = system_view(
-            data.systems,
-            data.sources,
-            labels.binary,
-            labels.graded,
-            [metric.id for metric in data.metrics],
-            oriented,
-            data.scores,
-            min(options.resamples, 1000),
-            options.seed,
-            spa_resamples=min(options.resamples, SPA_BOOTSTRAP),
-            confidence=options.confidence,
-        )
-        named = {name for name in data.systems if name}
-        if systems is not None:
-            systems_note = ""
-        elif len(named) == 1:
-            systems_note = "Only one system is named: a system-level view needs two or more."
+    systems, systems_note = _systems_view(data, labels, oriented, options)
     groups = 0
     group_metrics: list[GroupMetric] = []
     group_view: GroupView | None = None
@@ -321,27 +385,7 @@ def meta_evaluation(data: AnalysisInput, options: MetaOptions | None = None) -> 
             oriented,
             options.r_threshold,
         )
-    judgement_binary = BINARY_OF_CODE[data.judgements.code] if len(data.judgements) else np.zeros(0, dtype=np.int8)
-    ceiling = human_ceiling(
-        data.judgements.pair_index,
-        judgement_binary,
-        n,
-        [metric.id for metric in data.metrics],
-        predictions,
-        min(options.resamples, 1000),
-        options.seed,
-        options.confidence,
-        judge=data.judgements.volunteer,
-    )
-    alt_test = alternative_annotator_test(
-        data.judgements.pair_index,
-        data.judgements.volunteer,
-        judgement_binary,
-        [metric.id for metric in data.metrics],
-        predictions,
-        epsilon=options.aat_epsilon,
-        alpha=options.alpha,
-    )
+    ceiling, alt_test = _against_the_judges(data, predictions, options)
     return MetaEvaluation(
         reference=options.reference,
         options=options,
