@@ -24,6 +24,7 @@ import numpy as np
 from django.core.cache import cache
 from django.db.models import Case, Count, Exists, F, FloatField, Func, Max, OuterRef, Q, Subquery, Sum, When
 from django.utils import timezone
+from numpy.typing import NDArray
 
 from annotate.labels import EnglishLevel
 from annotate.models import Campaign, Judgement, Pair, Volunteer
@@ -270,11 +271,34 @@ def load(campaign: Campaign, filters: Filters) -> AnalysisInput:
         .values_list("id", "origin", "source", "hypothesis", "gold_label", "gold_score", "system", "external_id")
     )
     ids = np.array([row[0] for row in pair_rows], dtype=np.int64)  # sorted: positions by searchsorted
-    origins = [row[1] for row in pair_rows]
-    edit_distance = np.array([normalised_char_distance(row[2], row[3]) for row in pair_rows], dtype=np.float64)
-    gold_label = np.array([np.nan if row[4] is None else float(row[4]) for row in pair_rows], dtype=np.float64)
-    gold_score = np.array([np.nan if row[5] is None else float(row[5]) for row in pair_rows], dtype=np.float64)
+    excluded = sorted(excluded_volunteer_ids(campaign)) if filters.exclude_flagged else []
+    judgements = _counted_judgements(campaign, filters, ids, excluded)
+    volunteers, training_total = _volunteers(campaign, filters, excluded, judgements)
+    metrics, scores, failed = _scores(campaign, filters, ids)
+    return AnalysisInput(
+        inclusion_probability=pool_inclusion_probabilities(campaign, ids),
+        pair_ids=ids,
+        origins=[row[1] for row in pair_rows],
+        edit_distance=np.array([normalised_char_distance(row[2], row[3]) for row in pair_rows], dtype=np.float64),
+        gold_label=np.array([np.nan if row[4] is None else float(row[4]) for row in pair_rows], dtype=np.float64),
+        gold_score=np.array([np.nan if row[5] is None else float(row[5]) for row in pair_rows], dtype=np.float64),
+        judgements=judgements,
+        volunteers=volunteers,
+        metrics=metrics,
+        scores=scores,
+        failed=failed,
+        training_judgements=training_total,
+        sources=[row[2] for row in pair_rows],
+        systems=[row[6] for row in pair_rows],
+        external_ids=[row[7] for row in pair_rows],
+        probes=campaign_probe_scores(campaign),
+    )
 
+
+def _counted_judgements(
+    campaign: Campaign, filters: Filters, ids: NDArray[np.int64], excluded: list[int]
+) -> JudgementRows:
+    """The judgements the statistics count (neither training nor check answers), in id order."""
     # Check answers are on check pairs; both flags are tested so neither can slip in alone.
     counted_q = (
         Q(pair__campaign=campaign, is_training=False, pair__is_training=False, is_check=False, pair__is_check=False)
@@ -284,7 +308,6 @@ def load(campaign: Campaign, filters: Filters) -> AnalysisInput:
         counted_q &= Q(pair__origin=filters.origin)
     if filters.pair_ids is not None:
         counted_q &= Q(pair_id__in=filters.pair_ids)
-    excluded = sorted(excluded_volunteer_ids(campaign)) if filters.exclude_flagged else []
     if excluded:
         counted_q &= ~Q(volunteer_id__in=excluded)
     judgement_rows = list(
@@ -303,6 +326,13 @@ def load(campaign: Campaign, filters: Filters) -> AnalysisInput:
         response_seconds=numbers[:, 3] - numbers[:, 2],
     )
 
+    return judgements
+
+
+def _volunteers(
+    campaign: Campaign, filters: Filters, excluded: list[int], judgements: JudgementRows
+) -> tuple[list[VolunteerInfo], int]:
+    """The volunteers behind the judgements or the training answers, and the training answers' count."""
     # Training answers only feed the volunteers' training accuracy (and a count).
     training_q = (
         Q(pair__campaign=campaign, is_check=False, pair__is_check=False)
@@ -327,6 +357,14 @@ def load(campaign: Campaign, filters: Filters) -> AnalysisInput:
         .values_list("id", "english_level", "token")
     ]
 
+    return volunteers, sum(answers for answers, _ in training_by_volunteer.values())
+
+
+def _scores(
+    campaign: Campaign, filters: Filters, ids: NDArray[np.int64]
+) -> tuple[list[MetricInfo], NDArray[np.float64], NDArray[np.bool_]]:
+    """Every configuration that scored the campaign, its scores per pair (NaN: none usable) and
+    which of them failed."""
     configs = list(
         MetricConfig.objects.filter(Exists(Score.objects.filter(metric_config=OuterRef("pk"), pair__campaign=campaign)))
         .order_by("metric", "id")
@@ -358,25 +396,7 @@ def load(campaign: Campaign, filters: Filters) -> AnalysisInput:
         scores[rows[usable], columns[usable]] = table[usable, 2]
         failed[rows[~usable], columns[~usable]] = True
 
-    training_total = sum(answers for answers, _ in training_by_volunteer.values())
-    return AnalysisInput(
-        inclusion_probability=pool_inclusion_probabilities(campaign, ids),
-        pair_ids=ids,
-        origins=origins,
-        edit_distance=edit_distance,
-        gold_label=gold_label,
-        gold_score=gold_score,
-        judgements=judgements,
-        volunteers=volunteers,
-        metrics=metrics,
-        scores=scores,
-        failed=failed,
-        training_judgements=training_total,
-        sources=[row[2] for row in pair_rows],
-        systems=[row[6] for row in pair_rows],
-        external_ids=[row[7] for row in pair_rows],
-        probes=campaign_probe_scores(campaign),
-    )
+    return metrics, scores, failed
 
 
 def pool_inclusion_probabilities(campaign: Campaign, ids: np.ndarray) -> np.ndarray | None:
