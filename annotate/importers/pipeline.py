@@ -305,22 +305,7 @@ def _store(
         # Lock the campaign: concurrent imports into it wait here, so the ids read below stay true.
         if not Campaign.objects.select_for_update().filter(pk=campaign.pk).exists():
             raise ImportRefused([ImportProblem(None, None, f"campaign {campaign.slug!r} no longer exists")])
-        existing = Pair.objects.filter(campaign_id=campaign.pk)
-        existing_ids = set(existing.exclude(external_id="").values_list("external_id", flat=True))
-        positions = {
-            position
-            for position in existing.filter(is_training=True).values_list("training_position", flat=True)
-            if position is not None
-        }
-
-        checker = RecordChecker(
-            options=options,
-            default_origin=default_origin,
-            max_length=max_length,
-            existing_ids=existing_ids,
-            taken_positions=positions,
-            campaign_slug=campaign.slug,
-        )
+        checker = _checker(campaign, options, default_origin, max_length)
         for item in stream.items:
             if isinstance(item, ImportProblem):
                 problems.extend((item,))
@@ -344,45 +329,15 @@ def _store(
         stream.finish()  # lines that are not UTF-8 came through the items; this is a safeguard
         # The per-record trackers are done with: free them (about 100 bytes a pair) before the
         # list of new ids and the scoring dispatch after the commit need memory of their own.
-        del checker, existing_ids, positions
+        del checker
 
-        if not tally.records and not problems.count:
-            problems.extend([ImportProblem(None, None, "nothing to import: no pairs (only a header or blank lines)")])
-        if tally.with_ids > 1 and tally.id_clashes == tally.with_ids:
-            problems.extend(
-                [
-                    ImportProblem(
-                        None,
-                        None,
-                        f"every id in the file is already in campaign {campaign.slug!r}: was the file imported before?",
-                    )
-                ]
-            )
         warnings = [*stream.warnings, *options.warnings(stream.ignored_columns)]
-        if options.strict and warnings:
-            problems.extend(ImportProblem(None, None, f"{warning} (strict import)") for warning in warnings)
+        problems.extend(_file_problems(campaign, tally, problems.count, warnings if options.strict else []))
         if problems.count:
             raise problems.refusal()
         if batch:
             stored_ids.extend(_insert(batch))
-        notes = list(stream.notes)
-        if repeats := tally.repeated():
-            repeated = "1 pair repeats" if repeats == 1 else f"{repeats:,} pairs repeat"
-            notes.append(f"{repeated} the texts of an earlier pair in the file (stored anyway)")
-        if tally.created and not (tally.paraphrases or tally.non_paraphrases or tally.graded):
-            notes.append(
-                "no pair has a gold label or a graded score: if the file has them, name the gold column "
-                "(with a value mapping for coded values); a file of paraphrases by construction can be "
-                "given the constant gold label paraphrase"
-            )
-        if identical := tally.identical_checks:
-            lines = ", ".join(str(line) for line in identical[:10]) + (", …" if len(identical) > 10 else "")
-            notes.append(
-                f"warning: {len(identical):,} check pair{'s' if len(identical) > 1 else ''} "
-                f"(line{'s' if len(identical) > 1 else ''} {lines}) "
-                f"show{'' if len(identical) > 1 else 's'} two identical sentences: nothing is highlighted on such "
-                "a pair, so volunteers can tell it is a check (change a few words; see the how-to on attention checks)"
-            )
+        notes = _notes(stream, tally)
         pair_ids = stored_ids.tolist()
         del stored_ids
         report = ImportReport(
@@ -404,6 +359,66 @@ def _store(
         if pair_ids:
             announce_pairs_created(pair_ids)
     return report
+
+
+def _checker(campaign: Campaign, options: ImportOptions, default_origin: str, max_length: int) -> RecordChecker:
+    """The record checker, told the campaign's ids and training positions already taken."""
+    existing = Pair.objects.filter(campaign_id=campaign.pk)
+    existing_ids = set(existing.exclude(external_id="").values_list("external_id", flat=True))
+    positions = {
+        position
+        for position in existing.filter(is_training=True).values_list("training_position", flat=True)
+        if position is not None
+    }
+    return RecordChecker(
+        options=options,
+        default_origin=default_origin,
+        max_length=max_length,
+        existing_ids=existing_ids,
+        taken_positions=positions,
+        campaign_slug=campaign.slug,
+    )
+
+
+def _file_problems(campaign: Campaign, tally: _Tally, found: int, strict_warnings: list[str]) -> list[ImportProblem]:
+    """The problems of the whole file, once it is read: nothing in it, every id imported before,
+    and, for a strict import, each warning (``found``: the problems of its records so far)."""
+    problems: list[ImportProblem] = []
+    if not tally.records and not found:
+        problems.append(ImportProblem(None, None, "nothing to import: no pairs (only a header or blank lines)"))
+    if tally.with_ids > 1 and tally.id_clashes == tally.with_ids:
+        problems.append(
+            ImportProblem(
+                None,
+                None,
+                f"every id in the file is already in campaign {campaign.slug!r}: was the file imported before?",
+            )
+        )
+    problems.extend(ImportProblem(None, None, f"{warning} (strict import)") for warning in strict_warnings)
+    return problems
+
+
+def _notes(stream: RecordStream, tally: _Tally) -> list[str]:
+    """What the summary says of the file besides its counts: the stream's notes, repeats, no gold, identical checks."""
+    notes = list(stream.notes)
+    if repeats := tally.repeated():
+        repeated = "1 pair repeats" if repeats == 1 else f"{repeats:,} pairs repeat"
+        notes.append(f"{repeated} the texts of an earlier pair in the file (stored anyway)")
+    if tally.created and not (tally.paraphrases or tally.non_paraphrases or tally.graded):
+        notes.append(
+            "no pair has a gold label or a graded score: if the file has them, name the gold column "
+            "(with a value mapping for coded values); a file of paraphrases by construction can be "
+            "given the constant gold label paraphrase"
+        )
+    if identical := tally.identical_checks:
+        lines = ", ".join(str(line) for line in identical[:10]) + (", …" if len(identical) > 10 else "")
+        notes.append(
+            f"warning: {len(identical):,} check pair{'s' if len(identical) > 1 else ''} "
+            f"(line{'s' if len(identical) > 1 else ''} {lines}) "
+            f"show{'' if len(identical) > 1 else 's'} two identical sentences: nothing is highlighted on such "
+            "a pair, so volunteers can tell it is a check (change a few words; see the how-to on attention checks)"
+        )
+    return notes
 
 
 def _pair(campaign: Campaign, draft: PairDraft) -> Pair:
