@@ -28,6 +28,7 @@ from api.score_serializers import (
 from scoring.access import metric_configs_for
 from scoring.external.score_import import ScoreFileMetric, ScoreImportError, import_scores, parse_direction
 from scoring.models import MetricConfig, Score
+from scoring.reports.dataset import Filters
 from scoring.reports.service import FilterError, campaign_report, meta_status
 
 
@@ -82,17 +83,15 @@ def _with_report_filters(request: Request, slug: str, analysis: Callable[..., T]
     filters.is_valid(raise_exception=True)
     options: dict[str, Any] = filters.validated_data
     try:
-        return analysis(
-            campaign.id,
+        checked = Filters.build(
             reference=options["reference"],
             origin=options.get("origin"),
             english_level=options.get("english_level"),
             date_from=options.get("date_from"),
             date_to=options.get("date_to"),
             exclude_flagged=options["exclude_flagged"],
-            resamples=options.get("resamples"),
-            seed=options.get("seed"),
         )
+        return analysis(campaign.id, filters=checked, resamples=options.get("resamples"), seed=options.get("seed"))
     except FilterError as error:
         name, _, message = str(error).partition(": ")
         raise ValidationError({name if message else "filters": message or str(error)}) from None

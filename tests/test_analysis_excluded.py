@@ -15,6 +15,7 @@ from annotate.models import Volunteer
 from annotate.quality import excluded_volunteer_ids
 from scoring.analysis.report import JudgementRows, ReportOptions, build_report
 from scoring.reports import dataset
+from scoring.reports.dataset import Filters
 from scoring.reports.service import campaign_report, shared_cache
 from tests.api_support import *  # noqa: F403
 from tests.builders import make_judgement, make_pair, make_score, make_scored_campaign
@@ -81,7 +82,9 @@ def test_excluding_removes_exactly_their_judgements(flagged):  # type: ignore[no
     )
     options = ReportOptions(resamples=50)
     expected = build_report(remaining, options)
-    result = campaign_report(built.campaign.pk, exclude_flagged=True, resamples=50, use_cache=False)
+    result = campaign_report(
+        built.campaign.pk, filters=Filters.build(exclude_flagged=True), resamples=50, use_cache=False
+    )
     report = result.report
     assert report.counts == expected.counts
     assert report.subsets == expected.subsets
@@ -99,7 +102,9 @@ def test_excluding_removes_exactly_their_judgements(flagged):  # type: ignore[no
 def test_the_switch_on_every_interface(flagged, client, staff_user, staff_api, queue_dir):  # type: ignore[no-untyped-def]
     built, _ = flagged
     slug = built.campaign.slug
-    expected = campaign_report(built.campaign.pk, exclude_flagged=True, resamples=0, use_cache=False).as_json()
+    expected = campaign_report(
+        built.campaign.pk, filters=Filters.build(exclude_flagged=True), resamples=0, use_cache=False
+    ).as_json()
     judgements = expected["counts"]["judgements"]
     assert judgements < 54
     body = staff_api.get(f"/api/campaigns/{slug}/report/?exclude_flagged=1&resamples=0").json()

@@ -14,6 +14,7 @@ from annotate.labels import Label
 from annotate.models import Campaign, Judgement
 from scoring.models import Score
 from scoring.reports import dataset
+from scoring.reports.dataset import Filters
 from scoring.reports.service import CampaignRef, FilterError, campaign_report, campaign_version, shared_cache
 from tests.builders import (
     make_judgement,
@@ -97,7 +98,9 @@ def test_version_changes_with_the_data(built):
     failed.save()
     assert campaign_version(built.campaign.pk) != third
     # So do the filters.
-    assert campaign_version(built.campaign.pk, origin="mrpc") != campaign_version(built.campaign.pk)
+    assert campaign_version(built.campaign.pk, filters=Filters.build(origin="mrpc")) != campaign_version(
+        built.campaign.pk
+    )
 
 
 def test_report_is_cached_by_version(built):
@@ -144,7 +147,7 @@ def test_loading_costs_a_fixed_number_of_queries(django_assert_num_queries):
 
 
 def test_origin_filter(built):
-    result = campaign_report(built.campaign.pk, origin="mrpc", resamples=0)
+    result = campaign_report(built.campaign.pk, filters=Filters.build(origin="mrpc"), resamples=0)
     assert result.report.counts.pairs == 8 and result.report.counts.judgements == 24
     assert [s.key for s in result.report.subsets] == ["all"]
     assert result.filters.origin == "mrpc" and result.as_json()["filters"]["origin"] == "mrpc"
@@ -152,7 +155,7 @@ def test_origin_filter(built):
 
 def test_english_level_filter(built):
     level = built.volunteers[0].english_level
-    report = campaign_report(built.campaign.pk, english_level=level, resamples=0).report
+    report = campaign_report(built.campaign.pk, filters=Filters.build(english_level=level), resamples=0).report
     expected = sum(1 for v in built.volunteers if v.english_level == level)
     assert {row.english_level for row in report.volunteers} == {level}
     assert len(report.volunteers) == expected
@@ -162,20 +165,24 @@ def test_english_level_filter(built):
 def test_date_filter(built):
     today = timezone.localdate()
     assert (
-        campaign_report(built.campaign.pk, date_from=today - timedelta(days=1), resamples=0).report.counts.judgements
+        campaign_report(
+            built.campaign.pk, filters=Filters.build(date_from=today - timedelta(days=1)), resamples=0
+        ).report.counts.judgements
         == 72
     )
-    future = campaign_report(built.campaign.pk, date_from=today + timedelta(days=1), resamples=0).report
+    future = campaign_report(
+        built.campaign.pk, filters=Filters.build(date_from=today + timedelta(days=1)), resamples=0
+    ).report
     assert future.counts.judgements == 0 and future.counts.labelled == 0
     # An old judgement falls out of a window that ends before it.
     old = make_pair(built.campaign, origin="mrpc")
     make_judgement(old, built.volunteers[0], Label.SAME_MEANING, answered_at=timezone.now() - timedelta(days=10))
-    window = campaign_report(built.campaign.pk, date_to=today - timedelta(days=5), resamples=0)
+    window = campaign_report(built.campaign.pk, filters=Filters.build(date_to=today - timedelta(days=5)), resamples=0)
     assert window.report.counts.judgements == 1
 
 
 def test_gold_reference(built):
-    report = campaign_report(built.campaign.pk, reference="gold", resamples=0).report
+    report = campaign_report(built.campaign.pk, filters=Filters.build(reference="gold"), resamples=0).report
     assert report.reference == "gold"
     # Per origin, pairs 0, 3, 6 of 8 are non-paraphrases: 5 paraphrases x 3 origins.
     assert report.counts.labelled == 24 and report.counts.paraphrases == 15
@@ -191,8 +198,10 @@ def test_gold_reference(built):
     ],
 )
 def test_bad_filters_name_the_filter(built, arguments, message):
+    filter_arguments = {name: value for name, value in arguments.items() if name != "resamples"}
     with pytest.raises(FilterError, match=message):
-        campaign_report(built.campaign.pk, **arguments)
+        filters = Filters.build(**filter_arguments)
+        campaign_report(built.campaign.pk, filters=filters, resamples=arguments.get("resamples"))
 
 
 def test_unknown_campaign():

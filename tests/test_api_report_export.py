@@ -6,6 +6,7 @@ import json
 
 import pytest
 
+from scoring.reports.dataset import Filters
 from scoring.reports.service import campaign_report
 from tests.api_support import *  # noqa: F403
 from tests.builders import make_campaign, make_judgement, make_pair, make_scored_campaign
@@ -46,7 +47,10 @@ def test_report_filters_are_passed_on(staff_api, scored):
         "exclude_flagged": False,
     }
     expected = campaign_report(
-        scored.campaign.pk, reference="gold", origin="mrpc", english_level="native", resamples=0, use_cache=False
+        scored.campaign.pk,
+        filters=Filters.build(reference="gold", origin="mrpc", english_level="native"),
+        resamples=0,
+        use_cache=False,
     )
     assert response.json()["counts"] == json.loads(json.dumps(expected.as_json()["counts"]))
 

@@ -11,6 +11,7 @@ from django.test import Client
 from annotate.labels import Label
 from annotate.models import Campaign, Pair, Volunteer
 from annotate.pseudonyms import volunteer_pseudonym
+from scoring.reports.dataset import Filters
 from scoring.reports.service import campaign_report, shared_cache
 from tests.api_support import staff_api, staff_user  # noqa: F401
 from tests.builders import make_campaign, make_judgement, make_pair, make_volunteer
@@ -78,20 +79,23 @@ def test_an_exclusion_by_staff_is_seen_at_once_by_the_analyses(
     cache.clear()
     shared_cache().clear()
     campaign, _, _, careful, _, _ = small()
-    before = campaign_report(campaign.pk, resamples=0, exclude_flagged=True)
+    before = campaign_report(campaign.pk, filters=Filters.build(exclude_flagged=True), resamples=0)
     assert before.report.counts.judgements == 2
     with django_capture_on_commit_callbacks(execute=True):
         response = admin_client.post(
             "/staff/campaigns/agree/volunteers/", {"volunteer": careful.pk, "override": "exclude", "note": "odd"}
         )
     assert response.status_code == 302
-    after = campaign_report(campaign.pk, resamples=0, exclude_flagged=True)
+    after = campaign_report(campaign.pk, filters=Filters.build(exclude_flagged=True), resamples=0)
     assert after.report.counts.judgements == 1
     # The rule changed in the admin (or anywhere a campaign is saved): seen at once too.
     campaign.exclude_failed_checks = None
     with django_capture_on_commit_callbacks(execute=True):
         campaign.save()
-    assert campaign_report(campaign.pk, resamples=0, exclude_flagged=True).report.counts.judgements == 3
+    assert (
+        campaign_report(campaign.pk, filters=Filters.build(exclude_flagged=True), resamples=0).report.counts.judgements
+        == 3
+    )
     cache.clear()
     shared_cache().clear()
 

@@ -24,11 +24,9 @@ is their one JSON form, for the dashboard and the API.
 
 from __future__ import annotations
 
-import datetime
 import hashlib
 import json
 import logging
-from collections.abc import Iterable
 from dataclasses import dataclass, field, replace
 from typing import Any
 
@@ -73,6 +71,9 @@ __all__ = [
     "report_etag_of",
     "shared_cache",
 ]
+
+# The default of every report: every pair, the volunteers' majority, nothing filtered out.
+ALL_PAIRS = Filters()
 
 logger = logging.getLogger(__name__)
 
@@ -288,12 +289,7 @@ def _arguments(campaign_id: int, filters: Filters, resamples: int, seed: int, jo
 def campaign_version(
     campaign_id: int,
     *,
-    reference: str = "volunteers",
-    origin: str | None = None,
-    english_level: str | None = None,
-    date_from: datetime.date | None = None,
-    date_to: datetime.date | None = None,
-    exclude_flagged: bool = False,
+    filters: Filters = ALL_PAIRS,
     resamples: int | None = None,
     seed: int | None = None,
 ) -> str:
@@ -302,26 +298,19 @@ def campaign_version(
     Raises ``Campaign.DoesNotExist`` for an unknown campaign and :class:`FilterError` for a
     bad filter.
     """
-    filters = Filters.build(reference, origin, english_level, date_from, date_to, exclude_flagged)
     return _version(dataset.data_state(campaign_id), filters, _options(filters, resamples, seed))
 
 
 def report_etag(
     campaign_id: int,
     *,
-    reference: str = "volunteers",
-    origin: str | None = None,
-    english_level: str | None = None,
-    date_from: datetime.date | None = None,
-    date_to: datetime.date | None = None,
-    exclude_flagged: bool = False,
+    filters: Filters = ALL_PAIRS,
     resamples: int | None = None,
     seed: int | None = None,
 ) -> str:
     """The dashboard's ETag: the data version and whether the intervals are in (one query and
     two cache reads). While they are not, makes sure they are queued, so a page that only gets
     ``304`` answers still sees them arrive."""
-    filters = Filters.build(reference, origin, english_level, date_from, date_to, exclude_flagged)
     options = _options(filters, resamples, seed)
     version = _version(dataset.data_state(campaign_id), filters, options)
     analyses = _Analyses()
@@ -384,13 +373,7 @@ def compute_intervals(campaign_id: int, filters: Filters, resamples: int, seed: 
 def campaign_report(
     campaign_id: int,
     *,
-    reference: str = "volunteers",
-    origin: str | None = None,
-    english_level: str | None = None,
-    date_from: datetime.date | None = None,
-    date_to: datetime.date | None = None,
-    exclude_flagged: bool = False,
-    pair_ids: Iterable[int] | None = None,
+    filters: Filters = ALL_PAIRS,
     resamples: int | None = None,
     seed: int | None = None,
     use_cache: bool = True,
@@ -399,11 +382,10 @@ def campaign_report(
     """Every agreement analysis of one campaign (:class:`CampaignReport`; ``as_json()`` for the
     page and the API).
 
-    ``reference``: "volunteers" (majority of the campaign judgements) or "gold" (imported
-    ``Pair.gold_label``). ``origin`` keeps one corpus; ``english_level`` and the dates keep
-    the judgements of volunteers with that level, answered between those days (inclusive);
-    ``exclude_flagged`` leaves out the volunteers the campaign's quality rule excludes;
-    ``pair_ids`` keeps those pairs only (with the other filters).
+    ``filters`` (checked by :meth:`Filters.build`, which names a bad one): the reference
+    ("volunteers", the majority of the campaign judgements, or "gold", the imported
+    ``Pair.gold_label``), one corpus, the judgements of volunteers of one English level answered
+    between two days (inclusive), without the volunteers the quality rule excludes, some pairs only.
     ``resamples``: bootstrap resamples (default ``PARAEVAL_BOOTSTRAP_RESAMPLES``, 0 = no
     intervals); ``seed`` fixes them. ``deferred_intervals``: do not bootstrap here; take the
     intervals from the cache when the ``interactive`` queue has computed them, else queue them and
@@ -416,7 +398,6 @@ def campaign_report(
     Raises ``Campaign.DoesNotExist`` and :class:`FilterError` (a ``ValueError`` naming the
     filter).
     """
-    filters = Filters.build(reference, origin, english_level, date_from, date_to, exclude_flagged, pair_ids)
     options = _options(filters, resamples, seed)
     state = dataset.data_state(campaign_id)
     version = _version(state, filters, options)
@@ -503,12 +484,7 @@ def compute_meta(campaign_id: int, filters: Filters, options: MetaOptions, use_c
 def meta_status(
     campaign_id: int,
     *,
-    reference: str = "volunteers",
-    origin: str | None = None,
-    english_level: str | None = None,
-    date_from: datetime.date | None = None,
-    date_to: datetime.date | None = None,
-    exclude_flagged: bool = False,
+    filters: Filters = ALL_PAIRS,
     resamples: int | None = None,
     seed: int | None = None,
     enqueue: bool = True,
@@ -518,7 +494,6 @@ def meta_status(
 
     Raises ``Campaign.DoesNotExist`` and :class:`FilterError`.
     """
-    filters = Filters.build(reference, origin, english_level, date_from, date_to, exclude_flagged)
     options = meta_options(filters, resamples, seed)
     version = meta_version(dataset.data_state(campaign_id), filters, options)
     slot = _meta_slot(campaign_id, filters, options)

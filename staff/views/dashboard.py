@@ -27,6 +27,7 @@ from annotate.labels import ENGLISH_LEVEL_ORDER
 from annotate.models import Campaign, campaign_label
 from annotate.teams import campaigns_for
 from scoring.reports import dataset, stopping
+from scoring.reports.dataset import Filters
 from scoring.reports.failures import failure_reasons, failures_json
 from scoring.reports.robustness import robustness_readings
 from scoring.reports.service import FilterError, campaign_report, report_etag, report_etag_of
@@ -66,16 +67,17 @@ class DashboardFilterForm(forms.Form):
             self.add_error("date_to", "must be on or after the start date")
         return data
 
-    def report_arguments(self) -> dict[str, Any]:
+    def filters(self) -> Filters:
+        """The report's filters (:class:`FilterError` names a bad one)."""
         data = self.cleaned_data
-        return {
-            "reference": data.get("reference") or "volunteers",
-            "origin": data.get("origin") if data.get("origin") not in (None, "", "__all__") else None,
-            "english_level": data.get("english_level") or None,
-            "date_from": data.get("date_from"),
-            "date_to": data.get("date_to"),
-            "exclude_flagged": bool(data.get("exclude_flagged")),
-        }
+        return Filters.build(
+            reference=data.get("reference") or "volunteers",
+            origin=data.get("origin") if data.get("origin") not in (None, "", "__all__") else None,
+            english_level=data.get("english_level") or None,
+            date_from=data.get("date_from"),
+            date_to=data.get("date_to"),
+            exclude_flagged=bool(data.get("exclude_flagged")),
+        )
 
 
 def _campaign(user: Any, slug: str | None) -> Campaign | None:
@@ -160,13 +162,13 @@ def dashboard_data(request: HttpRequest) -> HttpResponse:
     campaign = _campaign(user, form.cleaned_data.get("campaign"))
     if campaign is None:
         return JsonResponse({"error": f"No campaign {form.cleaned_data.get('campaign')!r}."}, status=404)
-    arguments = form.report_arguments()
     try:
-        etag = report_etag(campaign.pk, **arguments)
+        filters = form.filters()
+        etag = report_etag(campaign.pk, filters=filters)
         if request.headers.get("If-None-Match") == etag:
             response: HttpResponse = HttpResponseNotModified()
         else:
-            report = campaign_report(campaign.pk, deferred_intervals=True, **arguments)
+            report = campaign_report(campaign.pk, filters=filters, deferred_intervals=True)
             # The report may be newer than the version read above: label it with its own.
             etag = report_etag_of(report)
             # The failed scores are redrawn by the poll too (a new failure changes the version).

@@ -175,8 +175,7 @@ class Command(BaseCommand):
             return
         pair_ids = self._pair_ids(campaign, options["ids"], options["ids_file"])
         try:
-            result = campaign_report(
-                campaign.pk,
+            filters = Filters.build(
                 reference="gold" if options["gold"] == "imported" else "volunteers",
                 origin=options["origin"],
                 english_level=options["english_level"],
@@ -184,6 +183,10 @@ class Command(BaseCommand):
                 date_to=options["date_to"],
                 exclude_flagged=options["exclude_flagged"],
                 pair_ids=pair_ids,
+            )
+            result = campaign_report(
+                campaign.pk,
+                filters=filters,
                 resamples=options["resamples"],
                 seed=options["seed"],
                 use_cache=False,
