@@ -144,7 +144,7 @@ def test_parse_request_names_the_parameter():
         pairs=(100, 300), judges=(3,), noise=0.15
     )
     for params, words in [
-        ({"noise": "0.5"}, "noise: the flip probability of one judge, at least 0 and below 0.5; got '0.5'"),
+        ({"noise": "0.5"}, "noise: the flip probability of one judge, from 0 to 0.49; got '0.5'"),
         ({"noise": "much"}, "noise: a number, got 'much'"),
         ({"judges": "0"}, "judges: each number from 1 to 25, got '0'"),
         ({"reward": "-1"}, "reward: the payment per participant, 0 or more; got '-1'"),
@@ -155,7 +155,7 @@ def test_parse_request_names_the_parameter():
         assert str(caught.value) == words
 
 
-def test_api_answers_the_plan_and_refuses_bad_input_with_400(staff_api, django_user_model):  # type: ignore[no-untyped-def]
+def test_api_answers_the_plan_and_refuses_bad_input_with_4xx(staff_api, django_user_model):  # type: ignore[no-untyped-def]
     planned_campaign()
     url = "/api/campaigns/plan-me/plan/"
     answer = staff_api.get(url, {"metrics": "BLEU,LEV", "noise": "0.1", "pairs": "100,200", "judges": "1,3"})
@@ -165,7 +165,40 @@ def test_api_answers_the_plan_and_refuses_bad_input_with_400(staff_api, django_u
     assert [(c["pairs"], c["judges"]) for c in body["cells"]] == [(100, 1), (100, 3), (200, 1), (200, 3)]
     assert body["cells"][0]["cost"] is None and body["pairs_per_participant"] == 40
     bad = staff_api.get(url, {"metrics": "BLEU,chrf", "noise": "0.1"})
-    assert bad.status_code == 400
+    assert bad.status_code == 409  # the campaign cannot answer as it stands
     assert bad.json() == {"detail": "metrics: 'chrf' has no scores in this campaign (scored: BLEU, LEV)"}
-    assert staff_api.get(url, {"metrics": "BLEU,LEV", "noise": "x"}).status_code == 400
+    assert staff_api.get(url, {"metrics": "BLEU,LEV", "noise": "x"}).json() == {
+        "noise": ["A valid number is required."]
+    }
+    assert staff_api.get(url, {"metrics": "BLEU,LEV", "pairs": "100, 200"}).status_code == 400
+    assert staff_api.get(url, {"metrics": "BLEU,LEV", "noise": ""}).status_code == 400
     assert staff_api.get("/api/campaigns/nope/plan/", {"noise": "0.1"}).status_code == 404
+
+
+def test_settings_page_shows_the_grid_for_the_chosen_metrics(client):  # type: ignore[no-untyped-def]
+    from tests.builders import make_staff
+
+    planned_campaign()
+    client.force_login(make_staff("planner-owner", teams=("Lab",)))
+    url = "/staff/campaigns/plan-me/settings/"
+    page = client.get(url)
+    assert page.status_code == 200
+    text = page.content.decode()
+    assert '<h2 id="plan-title">Plan the campaign\'s size</h2>' in text
+    assert 'id="plan-grid"' not in text  # nothing computed until asked
+    query = {
+        "plan": "1", "plan-question": "auc", "plan-a": "BLEU", "plan-b": "LEV", "plan-noise": "0.1",
+        "plan-pairs": "100,200", "plan-judges": "1,3", "plan-reward": "2", "plan-fee": "0.33",
+    }  # fmt: skip
+    page = client.get(url, query)
+    assert page.status_code == 200
+    grid = page.context["plan_rows"]
+    assert [[value for _, value in row][:3] for row in grid] == [
+        ["100", "1", "100"], ["100", "3", "300"], ["200", "1", "200"], ["200", "3", "600"]
+    ]  # fmt: skip
+    assert [value for _, value in grid[3]][-2:] == ["15", "39.90"]
+    assert 'data-label="Power:">' in page.content.decode()
+    assert page.context["plan_summary"].startswith("Paired \u0394AUC of two metrics (DeLong): BLEU vs LEV, on 240 ")
+    bad = client.get(url, {**query, "plan-b": "BLEU"})
+    assert bad.status_code == 400
+    assert "metrics: &#x27;BLEU&#x27; is named twice" in bad.content.decode()

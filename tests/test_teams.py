@@ -223,7 +223,7 @@ CAMPAIGN_ROUTES: dict[str, list[Call]] = {
         ),
     ],
     "api-campaign-plan": [
-        Call("GET", api("/api/campaigns/{slug}/plan/?noise=0.1"), member=BAD, member_sees=False),
+        Call("GET", api("/api/campaigns/{slug}/plan/?noise=0.1"), member=S({409}), member_sees=False),
     ],
     "api-campaign-robustness": [
         Call("GET", api("/api/campaigns/{slug}/robustness/"), member=S({200, 404}), member_sees=False),

@@ -240,6 +240,10 @@ class AucMoments:
     auc: FloatArray
     covariance: FloatArray
     prevalence: float
+    # The part of ``covariance`` due to which pairs are drawn (the covariance over the pool of each
+    # pair's expected influence): drawing n of the pool's N pairs without replacement removes
+    # n / N of it from the estimates' spread, not from DeLong's standard error.
+    between: FloatArray
 
 
 def auc_moments(scores: FloatArray, truth: FloatArray, error: float) -> AucMoments:
@@ -257,7 +261,12 @@ def auc_moments(scores: FloatArray, truth: FloatArray, error: float) -> AucMomen
     c10 = (v10 - auc[:, None]) * w_pos @ (v10 - auc[:, None]).T
     mean01 = v01 @ w_neg
     c01 = (v01 - mean01[:, None]) * w_neg @ (v01 - mean01[:, None]).T
-    return AucMoments(auc=auc, covariance=c10 / p + c01 / (1 - p), prevalence=p)
+    # A pair's influence on each AUC is (V10 - A) / p when it is labelled a paraphrase, (V01 - A) /
+    # (1 - p) when not; its expectation over the label varies from pair to pair.
+    expected = o * (v10 - auc[:, None]) / p + (1 - o) * (v01 - auc[:, None]) / (1 - p)
+    centred = expected - expected.mean(axis=1, keepdims=True)
+    between = centred @ centred.T / len(o)
+    return AucMoments(auc=auc, covariance=c10 / p + c01 / (1 - p), prevalence=p, between=between)
 
 
 def _vote_share_moments(truth: FloatArray, accuracy: float, judges: int) -> FloatArray:
@@ -280,6 +289,7 @@ class CorrelationMoments:
     r_b: float
     r_ab: float
     variance: float
+    between: float  # the part of ``variance`` due to which pairs are drawn (see AucMoments.between)
 
 
 def correlation_moments(
@@ -310,7 +320,8 @@ def correlation_moments(
     second = k0**2 + 2 * k0 * k1 * c1 + (k1**2 + 2 * k0 * k2) * c2 + 2 * k1 * k2 * c3 + k2**2 * c4
     first = k0 + k1 * c1 + k2 * c2
     variance = float(second.mean() - first.mean() ** 2)
-    return CorrelationMoments(r_a, r_b, float(np.mean(xa * xb)), max(variance, 0.0))
+    between = float(first.var())
+    return CorrelationMoments(r_a, r_b, float(np.mean(xa * xb)), max(variance, 0.0), min(between, max(variance, 0.0)))
 
 
 def williams_se(r_a: float, r_b: float, r_ab: float, n: float) -> float:
@@ -320,6 +331,13 @@ def williams_se(r_a: float, r_b: float, r_ab: float, n: float) -> float:
     mean = (r_a + r_b) / 2
     inner = 2 * (n - 1) / (n - 3) * det + mean**2 * (1 - r_ab) ** 3
     return math.sqrt(max(inner, 0.0) / ((n - 1) * (1 + r_ab)))
+
+
+def power_beyond(difference: float, spread: float, threshold: float) -> float:
+    """P(|D| > threshold) for D normal with mean ``difference`` and standard deviation ``spread``."""
+    if spread <= 0:
+        return 1.0 if abs(difference) > threshold else 0.0
+    return float(stats.norm.sf((threshold - difference) / spread) + stats.norm.cdf((-threshold - difference) / spread))
 
 
 def normal_power(difference: float, se: float, alpha: float) -> float:
@@ -390,12 +408,13 @@ def plan(
         for k in sorted(set(judges)):
             error, tie = majority_outcome(q, k)
             labelled = n * (1 - tie)
+            drawn = n / pool  # the share of the pool a campaign of n pairs draws
             if question is Question.AUC:
-                difference, width, power = _auc_cell(data, error, labelled, alpha)
+                difference, width, power = _auc_cell(data, error, labelled, drawn, alpha)
             elif question is Question.CORRELATION:
-                difference, width, power = _correlation_cell(data, q, k, n, alpha)
+                difference, width, power = _correlation_cell(data, q, k, n, drawn, alpha)
             else:
-                difference, width, power = _clusters_cell(data, error, labelled, alpha, seed)
+                difference, width, power = _clusters_cell(data, error, labelled, drawn, alpha, seed)
             participants = math.ceil(n * k / pairs_per_participant) if pairs_per_participant else None
             cost = participants * reward * (1 + fee) if participants is not None and reward is not None else None
             cells.append(Cell(n, k, labelled, difference, width, power, n * k, participants, cost))
@@ -430,36 +449,33 @@ def _comparisons(m: int) -> list[tuple[int, int]]:
     return [(i, j) for i in range(m) for j in range(i + 1, m)]
 
 
-def _auc_cell(data: PlanInput, error: float, labelled: float, alpha: float) -> tuple[float, float, float]:
+def _auc_cell(data: PlanInput, error: float, labelled: float, drawn: float, alpha: float) -> tuple[float, float, float]:
     moments = auc_moments(data.scores, data.truth, error)
     difference = float(moments.auc[0] - moments.auc[1])
-    c = moments.covariance
-    se = math.sqrt(max(c[0, 0] + c[1, 1] - 2 * c[0, 1], 0.0) / labelled)
+    contrast = np.array([1.0, -1.0])
+    total = float(contrast @ moments.covariance @ contrast)
+    se = math.sqrt(max(total, 0.0) / labelled)  # DeLong's, as the test computes it
+    spread = math.sqrt(max(total - drawn * float(contrast @ moments.between @ contrast), 0.0) / labelled)
     z = float(stats.norm.isf(alpha / 2))
-    return difference, 2 * z * se, normal_power(difference, se, alpha)
+    return difference, 2 * z * se, power_beyond(difference, spread, z * se)
 
 
 def _correlation_cell(
-    data: PlanInput, accuracy: float, judges: int, n: int, alpha: float
+    data: PlanInput, accuracy: float, judges: int, n: int, drawn: float, alpha: float
 ) -> tuple[float, float, float]:
     c = correlation_moments(data.scores[0], data.scores[1], data.truth, accuracy, judges)
     difference = c.r_a - c.r_b
-    spread = math.sqrt(c.variance / n)
+    se = math.sqrt(c.variance / n)  # what a pairs bootstrap of r_a - r_b measures
+    spread = math.sqrt(max(c.variance - drawn * c.between, 0.0) / n)
     z = float(stats.norm.isf(alpha / 2))
     # The Williams test: significant when |r_a - r_b| > t(n - 3) x se_W, se_W fixed at the
     # expected correlations; r_a - r_b is normal with the delta method's spread.
     threshold = float(stats.t.isf(alpha / 2, n - 3)) * williams_se(c.r_a, c.r_b, c.r_ab, n)
-    if spread <= 0:
-        power = 1.0 if abs(difference) > threshold else 0.0
-    else:
-        power = float(
-            stats.norm.sf((threshold - difference) / spread) + stats.norm.cdf((-threshold - difference) / spread)
-        )
-    return difference, 2 * z * spread, power
+    return difference, 2 * z * se, power_beyond(difference, spread, threshold)
 
 
 def _clusters_cell(
-    data: PlanInput, error: float, labelled: float, alpha: float, seed: int
+    data: PlanInput, error: float, labelled: float, drawn: float, alpha: float, seed: int
 ) -> tuple[float, float, float]:
     moments = auc_moments(data.scores, data.truth, error)
     pairs = _comparisons(len(data.metric_names))
@@ -468,7 +484,8 @@ def _clusters_cell(
         contrast[row, i], contrast[row, j] = 1.0, -1.0
     means = contrast @ moments.auc
     covariance = contrast @ moments.covariance @ contrast.T / labelled
-    se = np.sqrt(np.clip(np.diag(covariance), 0.0, None))
+    se = np.sqrt(np.clip(np.diag(covariance), 0.0, None))  # DeLong's, as the tests compute it
+    covariance = covariance - drawn * (contrast @ moments.between @ contrast.T) / labelled
     z = float(stats.norm.isf(alpha / 2))
     rng = np.random.default_rng(seed)
     draws = rng.multivariate_normal(means, covariance, size=CLUSTER_DRAWS, method="eigh")
@@ -569,6 +586,7 @@ class Simulated:
     power: float  # share of campaigns whose test said p < alpha (clusters: share of comparisons)
     difference: float  # mean estimated difference (clusters: mean |difference|)
     spread: float  # standard deviation of the estimated difference (clusters: mean over comparisons)
+    width: float  # mean width of the campaigns' 95 % intervals (DeLong's; Pearson: the delta method's)
 
 
 def simulate(
@@ -592,6 +610,8 @@ def simulate(
     comparisons = _comparisons(m)
     significant: list[float] = []
     estimates: list[FloatArray] = []
+    widths: list[float] = []
+    z = float(stats.norm.isf(0.025))
     for _ in range(campaigns):
         drawn = rng.choice(len(data.truth), size=pairs, replace=False)
         true = rng.random(pairs) < data.truth[drawn]
@@ -605,6 +625,7 @@ def simulate(
             result = williams_test(r[0], r[1], r_ab, pairs)
             significant.append(float(result is not None and result[1] < alpha))
             estimates.append(np.array([r[0] - r[1]]))
+            widths.append(2 * z * _pearson_difference_se(scores[0], scores[1], share))
             continue
         labelled = yes * 2 != judges
         positive = (yes * 2 > judges)[labelled]
@@ -614,6 +635,7 @@ def simulate(
             continue
         components = [delong_components(row, positive) for row in kept]
         tests = [delong_test(components[i], components[j]) for i, j in comparisons]
+        widths.append(float(np.mean([2 * z * test[1] for test in tests])))
         if question is Question.AUC:
             significant.append(float(tests[0][2] < alpha))
             estimates.append(np.array([tests[0][0]]))
@@ -627,4 +649,15 @@ def simulate(
         spread = float(np.mean(values.std(axis=0)))
     else:
         difference, spread = float(values.mean()), float(values.std())
-    return Simulated(pairs, judges, campaigns, float(np.mean(significant)), difference, spread)
+    width = float(np.mean(widths)) if widths else math.nan
+    return Simulated(pairs, judges, campaigns, float(np.mean(significant)), difference, spread, width)
+
+
+def _pearson_difference_se(a: FloatArray, b: FloatArray, y: FloatArray) -> float:
+    """The plug-in (delta-method) standard error of r(a, y) - r(b, y) on one sample."""
+    if y.std() == 0:
+        return math.nan
+    za, zb, zy = ((v - v.mean()) / v.std() for v in (a, b, y))
+    r_a, r_b = float(np.mean(za * zy)), float(np.mean(zb * zy))
+    influence = za * zy - r_a / 2 * (za**2 + zy**2) - (zb * zy - r_b / 2 * (zb**2 + zy**2))
+    return float(influence.std() / math.sqrt(len(y)))

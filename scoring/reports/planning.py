@@ -33,7 +33,10 @@ from scoring.analysis.plain import to_json
 from scoring.analysis.planning import PlanError, Question
 from scoring.reports import dataset
 
-MAX_PAIRS = 1_000_000
+MAX_PAIRS = 999_999
+MAX_NOISE = 0.49
+MAX_FEE = 1.0
+ALPHA_RANGE = (0.001, 0.2)
 TRUTH_WORDS = {
     "pilot": "the campaign's pilot: {labelled} labelled pairs, the labels' noise taken out",
     "gold": "the pool's gold labels",
@@ -102,20 +105,22 @@ def parse_request(params: Mapping[str, str]) -> PlanRequest:
         fields["judges"] = _numbers("judges", text, planning.MAX_JUDGES)
     if (text := given("noise")) is not None:
         fields["noise"] = _real("noise", text)
-        if not 0 <= fields["noise"] < 0.5:
-            raise PlanError(f"noise: the flip probability of one judge, at least 0 and below 0.5; got {text!r}")
+        if not 0 <= fields["noise"] <= MAX_NOISE:
+            raise PlanError(f"noise: the flip probability of one judge, from 0 to {MAX_NOISE}; got {text!r}")
     if (text := given("reward")) is not None:
         fields["reward"] = _real("reward", text)
         if fields["reward"] < 0:
             raise PlanError(f"reward: the payment per participant, 0 or more; got {text!r}")
     if (text := given("fee")) is not None:
         fields["fee"] = _real("fee", text)
-        if not 0 <= fields["fee"] < 5:
-            raise PlanError(f"fee: the platform's fee as a share of the reward (0.33 for a third); got {text!r}")
+        if not 0 <= fields["fee"] <= MAX_FEE:
+            raise PlanError(
+                f"fee: the platform's fee as a share of the reward, from 0 to 1 (0.33 for a third); got {text!r}"
+            )
     if (text := given("alpha")) is not None:
         fields["alpha"] = _real("alpha", text)
-        if not 0 < fields["alpha"] < 0.5:
-            raise PlanError(f"alpha: between 0 and 0.5, got {text!r}")
+        if not ALPHA_RANGE[0] <= fields["alpha"] <= ALPHA_RANGE[1]:
+            raise PlanError(f"alpha: from {ALPHA_RANGE[0]} to {ALPHA_RANGE[1]}, got {text!r}")
     return PlanRequest(**fields)
 
 
@@ -314,7 +319,7 @@ def summary(result: CampaignPlan) -> str:
         )
     return (
         f"{plan.question.label}: {metrics}, on {plan.pool_pairs} scored pool pairs. "
-        f"Truth: {result.truth_words}; {100 * plan.prevalence:.0f} % paraphrases; {what} with noise-free labels "
+        f"Truth: {result.truth_words}; {100 * plan.prevalence:.0f}\u00a0% paraphrases; {what} with noise-free labels "
         f"is {_signed(plan.true_difference)}. Noise: {result.noise_words}. "
         f"{power} (alpha = {plan.alpha:g}, two-sided); width: of the 95 % interval of the difference.{cost}"
     )
