@@ -206,3 +206,26 @@ def test_predicted_power_is_within_five_points_of_simulated_campaigns(question, 
     assert abs(cell.power - seen.power) <= 0.05, (cell.power, seen.power)
     # The interval width predicted is the mean width of the campaigns' intervals.
     assert cell.width == pytest.approx(seen.width, rel=0.1)
+
+
+def test_pilot_truth_takes_the_labels_noise_out():
+    # Pairs are paraphrases with a known logistic probability in the metric's probit rank; the
+    # pilot's labels are wrong with probability e: the fit, de-noised, recovers the probabilities.
+    rng = np.random.default_rng(DEFAULT_SEED)
+    n, e = 20000, 0.15
+    score = rng.normal(size=n)
+    z = P.probit_ranks(score[None, :])[0]
+    truth = 1 / (1 + np.exp(-(0.3 + 1.5 * z)))
+    true = rng.random(n) < truth
+    labels = np.where(rng.random(n) < e, ~true, true).astype(np.int64)
+    pilot = np.arange(4000)
+    fitted = P.truth_from_pilot(score[None, :], pilot, labels[pilot], e)
+    assert np.mean(np.abs(fitted - truth)) < 0.03
+    with pytest.raises(P.PlanError, match="the pilot has 3 paraphrases and 2 non-paraphrases"):
+        P.truth_from_pilot(score[None, :], np.arange(5), np.array([1, 1, 1, 0, 0]), e)
+
+
+def test_consensus_truth_finds_two_well_separated_classes():
+    scores, truth = pool(2000, strength=(4.0, 4.0, 4.0))
+    fitted = P.truth_from_consensus(scores)
+    assert np.mean((fitted > 0.5) == (truth == 1)) > 0.95
