@@ -12,6 +12,7 @@ from rest_framework.routers import DefaultRouter
 
 from api.docs import RedocDocsView, SwaggerDocsView
 from api.paraphrasus_views import CampaignObjectivesView, CampaignParaphrasusView
+from api.planning_views import CampaignPlanView
 from api.probe_views import CampaignProbesView, CampaignRobustnessView
 from api.score_views import (
     CampaignMetaEvaluationView,
@@ -44,6 +45,7 @@ urlpatterns = [
         CampaignMetaEvaluationView.as_view(),
         name="api-campaign-meta-evaluation",
     ),
+    path("campaigns/<slug:slug>/plan/", CampaignPlanView.as_view(), name="api-campaign-plan"),
     path("campaigns/<slug:slug>/objectives/", CampaignObjectivesView.as_view(), name="api-campaign-objectives"),
     path("campaigns/<slug:slug>/paraphrasus/", CampaignParaphrasusView.as_view(), name="api-campaign-paraphrasus"),
     path("campaigns/<slug:slug>/robustness/", CampaignRobustnessView.as_view(), name="api-campaign-robustness"),

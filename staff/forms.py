@@ -182,3 +182,65 @@ class StoppingRuleForm(forms.Form):
         if data.get("metric_a") is not None and data.get("metric_a") == data.get("metric_b"):
             self.add_error("metric_b", "choose a metric other than metric A")
         return data
+
+
+class PlanForm(forms.Form):
+    """The planner's question and grid (a GET form: the plan is computed, nothing is saved).
+    The values are read by :func:`scoring.reports.planning.parse_request`, which names what is wrong."""
+
+    question = forms.ChoiceField(
+        label="Question",
+        choices=[
+            ("auc", "Paired ΔAUC of two metrics"),
+            ("correlation", "Difference of Pearson r"),
+            ("clusters", "Clusters of all metrics"),
+        ],
+        initial="auc",
+        required=False,
+        help_text="What the campaign must answer (the clusters compare every metric; A and B are then not used).",
+    )
+    a = forms.ChoiceField(label="Metric A", required=False, help_text="A metric the workers scored the pool with.")
+    b = forms.ChoiceField(label="Metric B", required=False, help_text="The metric A is compared with.")
+    noise = forms.CharField(
+        label="Noise",
+        required=False,
+        initial="0.1",
+        help_text="The chance one judge gives the wrong answer; empty: estimated from the judgements already there.",
+    )
+    pairs = forms.CharField(
+        label="Pairs", required=False, initial="100,200,400,800", help_text="Numbers of pairs, comma-separated."
+    )
+    judges = forms.CharField(label="Judges per pair", required=False, initial="1,3,5", help_text="Comma-separated.")
+    reward = forms.CharField(label="Reward per participant", required=False, help_text="Empty: no cost column.")
+    fee = forms.CharField(
+        label="Platform fee", required=False, help_text="A share of the reward, e.g. 0.33 for a third."
+    )
+
+    def __init__(self, *args: Any, labels: list[str], **kwargs: Any) -> None:
+        kwargs["prefix"] = "plan"
+        super().__init__(*args, **kwargs)
+        choices = [("", "—"), *((label, label) for label in labels)]
+        for name in ("a", "b"):
+            field = self.fields[name]
+            assert isinstance(field, forms.ChoiceField)
+            field.choices = choices
+        if len(labels) >= 2 and not self.is_bound:
+            self.initial.setdefault("a", labels[0])
+            self.initial.setdefault("b", labels[1])
+
+    def params(self) -> dict[str, str]:
+        """The form's values as the planner's text parameters (unvalidated: parse_request checks)."""
+
+        def value(name: str) -> str:
+            return str(self.data.get(f"plan-{name}", "")).strip()
+
+        metrics = ",".join(name for name in (value("a"), value("b")) if name)
+        return {
+            "question": value("question"),
+            "metrics": "" if value("question") == "clusters" else metrics,
+            "noise": value("noise"),
+            "pairs": value("pairs"),
+            "judges": value("judges"),
+            "reward": value("reward"),
+            "fee": value("fee"),
+        }

@@ -222,6 +222,9 @@ CAMPAIGN_ROUTES: dict[str, list[Call]] = {
             member_sees=False,
         ),
     ],
+    "api-campaign-plan": [
+        Call("GET", api("/api/campaigns/{slug}/plan/?noise=0.1"), member=S({409}), member_sees=False),
+    ],
     "api-campaign-robustness": [
         Call("GET", api("/api/campaigns/{slug}/robustness/"), member=S({200, 404}), member_sees=False),
     ],

@@ -11,6 +11,7 @@ from django.conf import settings
 from django.contrib.admin.views.decorators import staff_member_required
 from django.core.exceptions import ValidationError
 from django.core.validators import validate_slug
+from django.db.models import Exists, OuterRef
 from django.http import HttpRequest, HttpResponse, JsonResponse
 from django.shortcuts import redirect, render
 from django.urls import reverse
@@ -21,9 +22,11 @@ from annotate import definitions, progress
 from annotate.models import Campaign
 from annotate.teams import TeamError, campaign_or_404, team_for_new_campaign
 from paraeval.textcheck import loads_bounded
-from scoring.models import StoppingRule
+from scoring.analysis.planning import PlanError
+from scoring.models import MetricConfig, Score, StoppingRule
 from scoring.reports import stopping, verdicts
-from staff.forms import CampaignSettingsForm, StoppingRuleForm
+from scoring.reports.planning import COLUMNS, campaign_plan, parse_request, summary, table_rows
+from staff.forms import CampaignSettingsForm, PlanForm, StoppingRuleForm
 from staff.hub import public_campaign, volunteer_link
 
 # A definition file is read whole (JSON): larger pair sets go through the upload page.
@@ -49,10 +52,11 @@ def _page(request: HttpRequest, form: CampaignSettingsForm, campaign: Campaign |
             public_setting=settings.PARAEVAL_PUBLIC_CAMPAIGN,
             progress=progress.campaign_progress(campaign, totals=totals),
             **_stopping_context(campaign, extra.pop("stopping_form", None)),
+            **_plan_context(request, campaign),
         )
         context.update(extra)
-    problems = ("clone_problems", "definition_problems", "stopping_problems")
-    status = 400 if form.errors or any(extra.get(key) for key in problems) else 200
+    problems = ("clone_problems", "definition_problems", "stopping_problems", "plan_problems")
+    status = 400 if form.errors or any(context.get(key) for key in problems) else 200
     return render(request, "staff/campaign_settings.html", context, status=status)
 
 
@@ -67,6 +71,31 @@ def settings_page(request: HttpRequest, slug: str) -> HttpResponse:
         form.save()
         return redirect(f"{request.path}?saved=1")
     return _page(request, form, campaign, saved=request.GET.get("saved") == "1")
+
+
+def _plan_context(request: HttpRequest, campaign: Campaign) -> dict[str, Any]:
+    """The planner's section: its form, and the grid when the form was sent (``plan=1``)."""
+    labels = list(
+        MetricConfig.objects.filter(Exists(Score.objects.filter(metric_config=OuterRef("pk"), pair__campaign=campaign)))
+        .order_by("label")
+        .values_list("label", flat=True)
+    )
+    asked = request.method in ("GET", "HEAD") and request.GET.get("plan") == "1"
+    form = PlanForm(request.GET if asked else None, labels=labels)
+    context: dict[str, Any] = {"plan_form": form, "plan_labels": labels}
+    if not asked:
+        return context
+    try:
+        result = campaign_plan(campaign, parse_request(form.params()))
+    except PlanError as error:
+        context["plan_problems"] = [str(error)]
+        return context
+    context.update(
+        plan_summary=summary(result),
+        plan_columns=COLUMNS,
+        plan_rows=[list(zip(COLUMNS, row, strict=True)) for row in table_rows(result)],
+    )
+    return context
 
 
 def _stopping_context(campaign: Campaign, form: StoppingRuleForm | None) -> dict[str, Any]:
