@@ -270,6 +270,59 @@ def stream_stsb(lines: Iterable[str]) -> RecordStream:
     return stream
 
 
+def _header_columns(
+    header: Row,
+    stream: RecordStream,
+    *,
+    delimiter: str,
+    options: ImportOptions,
+    column_map: Mapping[str, str] | None,
+) -> tuple[dict[str, int], dict[str, str], list[ImportProblem]]:
+    """Each canonical field's column index, the header cell naming it, and the header's problems.
+
+    Cells that give no field are added to ``stream.ignored_columns``. Problems: two columns
+    giving one field, a ``gold_column`` option the header lacks, missing required columns (with
+    the likely cause: ';' between cells, or how to map the unread columns).
+    """
+    found: dict[str, int] = {}
+    names: dict[str, str] = {}
+    problems = []
+    unread: set[str] = set()
+    for index, cell in enumerate(header.cells):
+        canonical = options.gold_field() if options.is_gold_column(cell) else mapped_name(cell, column_map)
+        if canonical is None:
+            stream.ignored_columns.append(cell)
+            unread.add(cell.strip())
+        elif canonical in found:
+            problems.append(
+                ImportProblem(
+                    header.line, cell, f"columns {names[canonical]!r} and {cell!r} both give {canonical}; keep one"
+                )
+            )
+        else:
+            found[canonical] = index
+            names[canonical] = cell.strip()
+    if options.gold_column and not any(options.is_gold_column(cell) for cell in header.cells):
+        problems.append(
+            ImportProblem(
+                header.line,
+                options.gold_column,
+                f"the gold column {options.gold_column!r} is not in the header "
+                f"(the header has {', '.join(repr(cell) for cell in header.cells)})",
+            )
+        )
+    missing = [name for name in f.REQUIRED_FIELDS if name not in found]
+    if missing:
+        message = f"missing required column {' and '.join(repr(name) for name in missing)}"
+        message += f" (the header has {', '.join(repr(cell) for cell in header.cells)})"
+        if delimiter == "," and any(";" in cell for cell in header.cells):
+            message += "; the file seems to use ';' between cells: save it with commas (or as TSV)"
+        else:
+            message += "; " + _how_to_map(missing, [cell for cell in header.cells if cell.strip() in unread])
+        problems.append(ImportProblem(header.line, missing[0], message))
+    return found, names, problems
+
+
 def stream_table(
     lines: Iterable[str],
     *,
@@ -289,45 +342,6 @@ def stream_table(
     stream = RecordStream(name)
     quoted = delimiter == ","
 
-    def header_columns(header: Row) -> tuple[dict[str, int], dict[str, str], list[ImportProblem]]:
-        found: dict[str, int] = {}
-        names: dict[str, str] = {}
-        problems = []
-        unread: set[str] = set()
-        for index, cell in enumerate(header.cells):
-            canonical = options.gold_field() if options.is_gold_column(cell) else mapped_name(cell, column_map)
-            if canonical is None:
-                stream.ignored_columns.append(cell)
-                unread.add(cell.strip())
-            elif canonical in found:
-                problems.append(
-                    ImportProblem(
-                        header.line, cell, f"columns {names[canonical]!r} and {cell!r} both give {canonical}; keep one"
-                    )
-                )
-            else:
-                found[canonical] = index
-                names[canonical] = cell.strip()
-        if options.gold_column and not any(options.is_gold_column(cell) for cell in header.cells):
-            problems.append(
-                ImportProblem(
-                    header.line,
-                    options.gold_column,
-                    f"the gold column {options.gold_column!r} is not in the header "
-                    f"(the header has {', '.join(repr(cell) for cell in header.cells)})",
-                )
-            )
-        missing = [name for name in f.REQUIRED_FIELDS if name not in found]
-        if missing:
-            message = f"missing required column {' and '.join(repr(name) for name in missing)}"
-            message += f" (the header has {', '.join(repr(cell) for cell in header.cells)})"
-            if delimiter == "," and any(";" in cell for cell in header.cells):
-                message += "; the file seems to use ';' between cells: save it with commas (or as TSV)"
-            else:
-                message += "; " + _how_to_map(missing, [cell for cell in header.cells if cell.strip() in unread])
-            problems.append(ImportProblem(header.line, missing[0], message))
-        return found, names, problems
-
     def items() -> Iterator[SourceRecord | ImportProblem]:
         header: Row | None = None
         found: dict[str, int] = {}
@@ -335,7 +349,9 @@ def stream_table(
         readable = True  # False when the header lacks a required column: rows are not read then
         if columns is not None:
             header = Row(None, list(columns))
-            found, names, problems = header_columns(header)
+            found, names, problems = _header_columns(
+                header, stream, delimiter=delimiter, options=options, column_map=column_map
+            )
             yield from problems
             readable = all(name in found for name in f.REQUIRED_FIELDS)
         what = "a comma inside a cell needs the cell in double quotes" if quoted else "tab-separated"
@@ -346,7 +362,9 @@ def stream_table(
             if header is None:
                 stream.paraeval_export = EXPORT_MARKER in {cell.strip().lower() for cell in row.cells}
                 header = Row(row.line, [restore(cell) for cell in row.cells]) if stream.paraeval_export else row
-                found, names, problems = header_columns(header)
+                found, names, problems = _header_columns(
+                    header, stream, delimiter=delimiter, options=options, column_map=column_map
+                )
                 yield from problems
                 readable = all(name in found for name in f.REQUIRED_FIELDS)
                 continue
