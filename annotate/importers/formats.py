@@ -488,6 +488,69 @@ def _opening(lines: Iterator[str]) -> tuple[list[str], bool]:
     return ahead, False
 
 
+def _check_format_options(format: str, header: bool, columns: Sequence[str] | None) -> None:
+    """Refuse an unknown format, or a file without a header whose columns cannot be known."""
+    if format not in FORMAT_CHOICES:
+        raise ImportOptionError(f"unknown import format {format!r}; choose one of {', '.join(FORMAT_CHOICES)}")
+    if not header:
+        if format not in NO_HEADER_FORMATS and not (format == "auto" and columns):
+            raise ImportOptionError(
+                "a file without a header needs its format: paws or mrpc (their usual columns), "
+                "or csv / tsv with the column names"
+            )
+        if format in {"csv", "tsv"} and not columns:
+            raise ImportOptionError(f"a {format} file without a header needs the names of its columns")
+
+
+def _detected_format(start: str, filename: str, header: bool) -> str:
+    """The format of a file beginning with ``start``: without a header, TSV when its first line has a tab, else CSV.
+
+    Raises ``ImportRefused`` when a file with a header is of no known format.
+    """
+    if not header:
+        return "tsv" if "\t" in start.strip().split("\n", 1)[0] else "csv"
+    return detect_format(start, filename)
+
+
+def _check_gold_options(name: str, options: ImportOptions) -> None:
+    """Refuse a gold column for a corpus format with its own, and a value mapping for STS-B's graded scores."""
+    if options.gold_column and name in DEFAULT_ORIGINS:
+        raise ImportOptionError(
+            f"a {name} file has its own gold column: leave the gold column out (a value mapping still applies to it)"
+        )
+    if options.gold_map and name == "stsb":
+        raise ImportOptionError("an STS-B file gives graded scores (0-5): a value mapping does not apply to it")
+
+
+def _stream_of(
+    name: str,
+    every_line: Iterable[str],
+    *,
+    header: bool,
+    columns: Sequence[str] | None,
+    options: ImportOptions,
+    column_map: Mapping[str, str] | None,
+) -> RecordStream:
+    """The record stream of the format ``name`` over the file's lines."""
+    if name == "mrpc":
+        return stream_mrpc(every_line, header=header)
+    if name == "paws":
+        return stream_paws(every_line, header=header)
+    if name == "stsb":
+        return stream_stsb(every_line)
+    if name == "jsonl":
+        return stream_jsonl(every_line, options=options, column_map=column_map)
+    delimiter = "," if name == "csv" else "\t"
+    return stream_table(
+        every_line,
+        delimiter=delimiter,
+        name=name,
+        columns=None if header else columns,
+        options=options,
+        column_map=column_map,
+    )
+
+
 def open_records(
     source: bytes | str | IO[bytes] | IO[str],
     *,
@@ -508,16 +571,7 @@ def open_records(
     and JSONL) names the pair field each column (or key) gives, ``""`` to ignore it; columns it
     leaves out are read by their names as usual.
     """
-    if format not in FORMAT_CHOICES:
-        raise ImportOptionError(f"unknown import format {format!r}; choose one of {', '.join(FORMAT_CHOICES)}")
-    if not header:
-        if format not in NO_HEADER_FORMATS and not (format == "auto" and columns):
-            raise ImportOptionError(
-                "a file without a header needs its format: paws or mrpc (their usual columns), "
-                "or csv / tsv with the column names"
-            )
-        if format in {"csv", "tsv"} and not columns:
-            raise ImportOptionError(f"a {format} file without a header needs the names of its columns")
+    _check_format_options(format, header, columns)
     if isinstance(source, bytes):
         source = io.BytesIO(source)
     elif isinstance(source, str):
@@ -528,44 +582,16 @@ def open_records(
     if not found:
         lines.raise_for_encoding()
         raise ImportRefused([ImportProblem(None, None, "the file is empty")])
-    detected = format == "auto"
-    if detected:
-        start = "".join(ahead)
-        if not header:
-            name = "tsv" if "\t" in start.strip().split("\n", 1)[0] else "csv"
-        else:
-            try:
-                name = detect_format(start, filename)
-            except ImportRefused:
-                lines.raise_for_encoding()
-                raise
-    else:
-        name = format
+    name = format
+    if format == "auto":
+        try:
+            name = _detected_format("".join(ahead), filename, header)
+        except ImportRefused:
+            lines.raise_for_encoding()
+            raise
+    _check_gold_options(name, options)
     every_line = itertools.chain(ahead, reading)
-    if options.gold_column and name in DEFAULT_ORIGINS:
-        raise ImportOptionError(
-            f"a {name} file has its own gold column: leave the gold column out (a value mapping still applies to it)"
-        )
-    if options.gold_map and name == "stsb":
-        raise ImportOptionError("an STS-B file gives graded scores (0-5): a value mapping does not apply to it")
-    if name == "mrpc":
-        stream = stream_mrpc(every_line, header=header)
-    elif name == "paws":
-        stream = stream_paws(every_line, header=header)
-    elif name == "stsb":
-        stream = stream_stsb(every_line)
-    elif name == "jsonl":
-        stream = stream_jsonl(every_line, options=options, column_map=column_map)
-    else:
-        delimiter = "," if name == "csv" else "\t"
-        stream = stream_table(
-            every_line,
-            delimiter=delimiter,
-            name=name,
-            columns=None if header else columns,
-            options=options,
-            column_map=column_map,
-        )
+    stream = _stream_of(name, every_line, header=header, columns=columns, options=options, column_map=column_map)
     stream.items = _with_encoding_problems(stream.items, lines)
     stream.lines = lines
     return stream
