@@ -270,6 +270,59 @@ def stream_stsb(lines: Iterable[str]) -> RecordStream:
     return stream
 
 
+def _header_columns(
+    header: Row,
+    stream: RecordStream,
+    *,
+    delimiter: str,
+    options: ImportOptions,
+    column_map: Mapping[str, str] | None,
+) -> tuple[dict[str, int], dict[str, str], list[ImportProblem]]:
+    """Each canonical field's column index, the header cell naming it, and the header's problems.
+
+    Cells that give no field are added to ``stream.ignored_columns``. Problems: two columns
+    giving one field, a ``gold_column`` option the header lacks, missing required columns (with
+    the likely cause: ';' between cells, or how to map the unread columns).
+    """
+    found: dict[str, int] = {}
+    names: dict[str, str] = {}
+    problems = []
+    unread: set[str] = set()
+    for index, cell in enumerate(header.cells):
+        canonical = options.gold_field() if options.is_gold_column(cell) else mapped_name(cell, column_map)
+        if canonical is None:
+            stream.ignored_columns.append(cell)
+            unread.add(cell.strip())
+        elif canonical in found:
+            problems.append(
+                ImportProblem(
+                    header.line, cell, f"columns {names[canonical]!r} and {cell!r} both give {canonical}; keep one"
+                )
+            )
+        else:
+            found[canonical] = index
+            names[canonical] = cell.strip()
+    if options.gold_column and not any(options.is_gold_column(cell) for cell in header.cells):
+        problems.append(
+            ImportProblem(
+                header.line,
+                options.gold_column,
+                f"the gold column {options.gold_column!r} is not in the header "
+                f"(the header has {', '.join(repr(cell) for cell in header.cells)})",
+            )
+        )
+    missing = [name for name in f.REQUIRED_FIELDS if name not in found]
+    if missing:
+        message = f"missing required column {' and '.join(repr(name) for name in missing)}"
+        message += f" (the header has {', '.join(repr(cell) for cell in header.cells)})"
+        if delimiter == "," and any(";" in cell for cell in header.cells):
+            message += "; the file seems to use ';' between cells: save it with commas (or as TSV)"
+        else:
+            message += "; " + _how_to_map(missing, [cell for cell in header.cells if cell.strip() in unread])
+        problems.append(ImportProblem(header.line, missing[0], message))
+    return found, names, problems
+
+
 def stream_table(
     lines: Iterable[str],
     *,
@@ -289,45 +342,6 @@ def stream_table(
     stream = RecordStream(name)
     quoted = delimiter == ","
 
-    def header_columns(header: Row) -> tuple[dict[str, int], dict[str, str], list[ImportProblem]]:
-        found: dict[str, int] = {}
-        names: dict[str, str] = {}
-        problems = []
-        unread: set[str] = set()
-        for index, cell in enumerate(header.cells):
-            canonical = options.gold_field() if options.is_gold_column(cell) else mapped_name(cell, column_map)
-            if canonical is None:
-                stream.ignored_columns.append(cell)
-                unread.add(cell.strip())
-            elif canonical in found:
-                problems.append(
-                    ImportProblem(
-                        header.line, cell, f"columns {names[canonical]!r} and {cell!r} both give {canonical}; keep one"
-                    )
-                )
-            else:
-                found[canonical] = index
-                names[canonical] = cell.strip()
-        if options.gold_column and not any(options.is_gold_column(cell) for cell in header.cells):
-            problems.append(
-                ImportProblem(
-                    header.line,
-                    options.gold_column,
-                    f"the gold column {options.gold_column!r} is not in the header "
-                    f"(the header has {', '.join(repr(cell) for cell in header.cells)})",
-                )
-            )
-        missing = [name for name in f.REQUIRED_FIELDS if name not in found]
-        if missing:
-            message = f"missing required column {' and '.join(repr(name) for name in missing)}"
-            message += f" (the header has {', '.join(repr(cell) for cell in header.cells)})"
-            if delimiter == "," and any(";" in cell for cell in header.cells):
-                message += "; the file seems to use ';' between cells: save it with commas (or as TSV)"
-            else:
-                message += "; " + _how_to_map(missing, [cell for cell in header.cells if cell.strip() in unread])
-            problems.append(ImportProblem(header.line, missing[0], message))
-        return found, names, problems
-
     def items() -> Iterator[SourceRecord | ImportProblem]:
         header: Row | None = None
         found: dict[str, int] = {}
@@ -335,7 +349,9 @@ def stream_table(
         readable = True  # False when the header lacks a required column: rows are not read then
         if columns is not None:
             header = Row(None, list(columns))
-            found, names, problems = header_columns(header)
+            found, names, problems = _header_columns(
+                header, stream, delimiter=delimiter, options=options, column_map=column_map
+            )
             yield from problems
             readable = all(name in found for name in f.REQUIRED_FIELDS)
         what = "a comma inside a cell needs the cell in double quotes" if quoted else "tab-separated"
@@ -346,7 +362,9 @@ def stream_table(
             if header is None:
                 stream.paraeval_export = EXPORT_MARKER in {cell.strip().lower() for cell in row.cells}
                 header = Row(row.line, [restore(cell) for cell in row.cells]) if stream.paraeval_export else row
-                found, names, problems = header_columns(header)
+                found, names, problems = _header_columns(
+                    header, stream, delimiter=delimiter, options=options, column_map=column_map
+                )
                 yield from problems
                 readable = all(name in found for name in f.REQUIRED_FIELDS)
                 continue
@@ -470,6 +488,69 @@ def _opening(lines: Iterator[str]) -> tuple[list[str], bool]:
     return ahead, False
 
 
+def _check_format_options(format: str, header: bool, columns: Sequence[str] | None) -> None:
+    """Refuse an unknown format, or a file without a header whose columns cannot be known."""
+    if format not in FORMAT_CHOICES:
+        raise ImportOptionError(f"unknown import format {format!r}; choose one of {', '.join(FORMAT_CHOICES)}")
+    if not header:
+        if format not in NO_HEADER_FORMATS and not (format == "auto" and columns):
+            raise ImportOptionError(
+                "a file without a header needs its format: paws or mrpc (their usual columns), "
+                "or csv / tsv with the column names"
+            )
+        if format in {"csv", "tsv"} and not columns:
+            raise ImportOptionError(f"a {format} file without a header needs the names of its columns")
+
+
+def _detected_format(start: str, filename: str, header: bool) -> str:
+    """The format of a file beginning with ``start``: without a header, TSV when its first line has a tab, else CSV.
+
+    Raises ``ImportRefused`` when a file with a header is of no known format.
+    """
+    if not header:
+        return "tsv" if "\t" in start.strip().split("\n", 1)[0] else "csv"
+    return detect_format(start, filename)
+
+
+def _check_gold_options(name: str, options: ImportOptions) -> None:
+    """Refuse a gold column for a corpus format with its own, and a value mapping for STS-B's graded scores."""
+    if options.gold_column and name in DEFAULT_ORIGINS:
+        raise ImportOptionError(
+            f"a {name} file has its own gold column: leave the gold column out (a value mapping still applies to it)"
+        )
+    if options.gold_map and name == "stsb":
+        raise ImportOptionError("an STS-B file gives graded scores (0-5): a value mapping does not apply to it")
+
+
+def _stream_of(
+    name: str,
+    every_line: Iterable[str],
+    *,
+    header: bool,
+    columns: Sequence[str] | None,
+    options: ImportOptions,
+    column_map: Mapping[str, str] | None,
+) -> RecordStream:
+    """The record stream of the format ``name`` over the file's lines."""
+    if name == "mrpc":
+        return stream_mrpc(every_line, header=header)
+    if name == "paws":
+        return stream_paws(every_line, header=header)
+    if name == "stsb":
+        return stream_stsb(every_line)
+    if name == "jsonl":
+        return stream_jsonl(every_line, options=options, column_map=column_map)
+    delimiter = "," if name == "csv" else "\t"
+    return stream_table(
+        every_line,
+        delimiter=delimiter,
+        name=name,
+        columns=None if header else columns,
+        options=options,
+        column_map=column_map,
+    )
+
+
 def open_records(
     source: bytes | str | IO[bytes] | IO[str],
     *,
@@ -490,16 +571,7 @@ def open_records(
     and JSONL) names the pair field each column (or key) gives, ``""`` to ignore it; columns it
     leaves out are read by their names as usual.
     """
-    if format not in FORMAT_CHOICES:
-        raise ImportOptionError(f"unknown import format {format!r}; choose one of {', '.join(FORMAT_CHOICES)}")
-    if not header:
-        if format not in NO_HEADER_FORMATS and not (format == "auto" and columns):
-            raise ImportOptionError(
-                "a file without a header needs its format: paws or mrpc (their usual columns), "
-                "or csv / tsv with the column names"
-            )
-        if format in {"csv", "tsv"} and not columns:
-            raise ImportOptionError(f"a {format} file without a header needs the names of its columns")
+    _check_format_options(format, header, columns)
     if isinstance(source, bytes):
         source = io.BytesIO(source)
     elif isinstance(source, str):
@@ -510,44 +582,16 @@ def open_records(
     if not found:
         lines.raise_for_encoding()
         raise ImportRefused([ImportProblem(None, None, "the file is empty")])
-    detected = format == "auto"
-    if detected:
-        start = "".join(ahead)
-        if not header:
-            name = "tsv" if "\t" in start.strip().split("\n", 1)[0] else "csv"
-        else:
-            try:
-                name = detect_format(start, filename)
-            except ImportRefused:
-                lines.raise_for_encoding()
-                raise
-    else:
-        name = format
+    name = format
+    if format == "auto":
+        try:
+            name = _detected_format("".join(ahead), filename, header)
+        except ImportRefused:
+            lines.raise_for_encoding()
+            raise
+    _check_gold_options(name, options)
     every_line = itertools.chain(ahead, reading)
-    if options.gold_column and name in DEFAULT_ORIGINS:
-        raise ImportOptionError(
-            f"a {name} file has its own gold column: leave the gold column out (a value mapping still applies to it)"
-        )
-    if options.gold_map and name == "stsb":
-        raise ImportOptionError("an STS-B file gives graded scores (0-5): a value mapping does not apply to it")
-    if name == "mrpc":
-        stream = stream_mrpc(every_line, header=header)
-    elif name == "paws":
-        stream = stream_paws(every_line, header=header)
-    elif name == "stsb":
-        stream = stream_stsb(every_line)
-    elif name == "jsonl":
-        stream = stream_jsonl(every_line, options=options, column_map=column_map)
-    else:
-        delimiter = "," if name == "csv" else "\t"
-        stream = stream_table(
-            every_line,
-            delimiter=delimiter,
-            name=name,
-            columns=None if header else columns,
-            options=options,
-            column_map=column_map,
-        )
+    stream = _stream_of(name, every_line, header=header, columns=columns, options=options, column_map=column_map)
     stream.items = _with_encoding_problems(stream.items, lines)
     stream.lines = lines
     return stream

@@ -646,13 +646,12 @@ def _with_holm(tests: list[PairedTest]) -> list[PairedTest]:
     return out
 
 
-def _run_group(data: PairedInput, group: list[_Job], options: PairedOptions) -> None:
-    """Observed values, analytic tests and the permutation nulls of the jobs on one set of pairs.
+def _observe_group(data: PairedInput, group: list[_Job]) -> tuple[list[FloatArray], dict[int, dict[str, float]]]:
+    """Each job's observed values and analytic test; the columns its permutation null projects.
 
-    Pearson and Spearman are functions of a few sums of the swapped values; with A' = m + s d/2
-    (m, d: the mean and difference of A's and B's per-pair values) those sums come from three
-    projections *per metric* (s @ x, s @ x^2, s @ x h), so k metrics need 3k columns, not 3 per
-    comparison. ROC AUC needs one column per comparison (:func:`auc_swap_contributions`).
+    Returns the per-pair columns (AUC swap contributions; x, x^2, x h per metric for Pearson and
+    Spearman) and, per Pearson / Spearman job (by ``id``), the constant sums its null needs. Each
+    job's ``columns`` names its columns; accuracies (McNemar) and Kendall get none.
     """
     items = group[0].items
     n = len(items)
@@ -700,17 +699,27 @@ def _run_group(data: PairedInput, group: list[_Job], options: PairedOptions) -> 
                 result = williams_test(job.value_a, job.value_b, r23, n)
                 job.williams = None if result is None else result[1]
         job.observed = job.value_a - job.value_b
-    permutation_jobs = [job for job in group if job.columns]
-    if not permutation_jobs:
-        _bootstrap_group(data, group, options)
-        return
+    return columns, constants
+
+
+def _permutation_nulls(
+    permutation_jobs: list[_Job],
+    columns: list[FloatArray],
+    constants: dict[int, dict[str, float]],
+    n: int,
+    seed: int,
+) -> None:
+    """The jobs' permutation nulls from one stream of sign blocks: exact when 2^n swaps are few enough.
+
+    Each block projects the needed columns once; each job's null statistic comes from them.
+    """
     longest = max(job.resamples for job in permutation_jobs)
     exact = is_exact(n, longest)
     stacked = np.column_stack(columns)
     # Columns every block needs, and those only the longer Monte-Carlo runs need after the
     # shorter ones stop (the same swap matrices: a comparison's null is a prefix of the stream).
     done = 0
-    for signs in sign_blocks(n, longest, options.seed):
+    for signs in sign_blocks(n, longest, seed):
         size = signs.shape[0]
         active = [job for job in permutation_jobs if exact or job.resamples > done]
         needed = sorted({column for job in active for column in _job_columns(job)})
@@ -735,6 +744,20 @@ def _run_group(data: PairedInput, group: list[_Job], options: PairedOptions) -> 
     for job in permutation_jobs:
         job.exact = exact
         job.resamples = 2**n if exact else job.resamples
+
+
+def _run_group(data: PairedInput, group: list[_Job], options: PairedOptions) -> None:
+    """Observed values, analytic tests and the permutation nulls of the jobs on one set of pairs.
+
+    Pearson and Spearman are functions of a few sums of the swapped values; with A' = m + s d/2
+    (m, d: the mean and difference of A's and B's per-pair values) those sums come from three
+    projections *per metric* (s @ x, s @ x^2, s @ x h), so k metrics need 3k columns, not 3 per
+    comparison. ROC AUC needs one column per comparison (:func:`auc_swap_contributions`).
+    """
+    columns, constants = _observe_group(data, group)
+    permutation_jobs = [job for job in group if job.columns]
+    if permutation_jobs:
+        _permutation_nulls(permutation_jobs, columns, constants, len(group[0].items), options.seed)
     _bootstrap_group(data, group, options)
 
 

@@ -165,6 +165,100 @@ def default_fit_corpus(corpora: Sequence[Corpus]) -> str | None:
     return None if best is None else best[1]
 
 
+def _check_corpora(corpora: Sequence[Corpus], metrics: Sequence[MetricInfo], fit_on: str | None) -> None:
+    """Raise ``ValueError`` for two corpora with one name, misshapen scores or an unknown ``fit_on``."""
+    names = [corpus.name for corpus in corpora]
+    if len(set(names)) != len(names):
+        raise ValueError("two corpora have the same name")
+    for corpus in corpora:
+        if corpus.scores.shape != (len(metrics), len(corpus.gold)):
+            raise ValueError(f"corpus {corpus.name!r}: scores must be {len(metrics)} x {len(corpus.gold)}")
+    if fit_on is not None and fit_on not in names:
+        raise ValueError(f"no corpus {fit_on!r} to fit the threshold on (corpora: {', '.join(names) or 'none'})")
+
+
+def _threshold(
+    metric: MetricInfo, index: int, fit_corpus: Corpus | None, expected: dict[str, FloatArray]
+) -> tuple[float | None, str, str]:
+    """The metric's oriented threshold (None when there is none), where it comes from, and why it is missing.
+
+    The natural threshold when the metric has one; else the accuracy-maximising threshold on
+    the fitting corpus's expected labels, when that corpus has both classes among the scored pairs.
+    """
+    if metric.natural_threshold is not None:
+        # Orienting is a sign change: the same function turns raw units into oriented ones.
+        return _raw_threshold(metric.natural_threshold, metric), "natural", ""
+    if fit_corpus is None:
+        return None, "", "no natural threshold and no classify corpus with both classes to fit one on"
+    truth = expected[fit_corpus.name]
+    oriented = _oriented(fit_corpus.scores[index], metric)
+    usable = np.isfinite(truth) & np.isfinite(oriented)
+    labels = truth[usable] == 1
+    if not (np.any(labels) and np.any(~labels)):
+        return None, "", f"{fit_corpus.name} has not both classes among the pairs {metric.label} scored"
+    fitted = fit_threshold(oriented[usable], labels)
+    assert fitted is not None
+    return fitted.threshold, f"fitted on {fit_corpus.name}", ""
+
+
+def _corpus_errors(
+    metric: MetricInfo, index: int, threshold: float, corpora: Sequence[Corpus], expected: dict[str, FloatArray]
+) -> list[CorpusError]:
+    """The metric's errors at ``threshold`` (oriented units) in each corpus, with the pairs it left unscored."""
+    errors: list[CorpusError] = []
+    for corpus in corpora:
+        truth = expected[corpus.name]
+        oriented = _oriented(corpus.scores[index], metric)
+        labelled = np.isfinite(truth)
+        usable = labelled & np.isfinite(oriented)
+        predicted = oriented[usable] >= threshold
+        wrong = int(np.count_nonzero(predicted != (truth[usable] == 1)))
+        errors.append(
+            CorpusError(
+                corpus.name,
+                corpus.objective,
+                int(np.count_nonzero(usable)),
+                wrong,
+                int(np.count_nonzero(labelled & ~usable)),
+            )
+        )
+    return errors
+
+
+def _metric_objectives(
+    metric: MetricInfo,
+    index: int,
+    fit_corpus: Corpus | None,
+    corpora: Sequence[Corpus],
+    expected: dict[str, FloatArray],
+) -> MetricObjectives:
+    """One metric's row: its threshold, errors per corpus, mean error per objective and overall."""
+    threshold, source, note = _threshold(metric, index, fit_corpus, expected)
+    if threshold is None:
+        return MetricObjectives(
+            metric, None, "", "", [], dict.fromkeys(OBJECTIVE_ORDER, None), None, note or "no threshold"
+        )
+    errors = _corpus_errors(metric, index, threshold, corpora, expected)
+    means: dict[Objective, float | None] = {}
+    for objective in OBJECTIVE_ORDER:
+        rates = [row.error for row in errors if row.objective is objective and row.error is not None]
+        means[objective] = float(np.mean(rates)) if rates else None
+    overall = None
+    if all(value is not None for value in means.values()):
+        overall = float(np.mean([value for value in means.values() if value is not None]))
+    raw = _raw_threshold(threshold, metric)
+    return MetricObjectives(
+        metric,
+        raw,
+        source,
+        _rule(metric, raw),
+        errors,
+        means,
+        overall,
+        "" if overall is not None else "no overall mean: " + _missing_text(means),
+    )
+
+
 def paraphrasus(
     corpora: Sequence[Corpus], metrics: Sequence[MetricInfo], *, fit_on: str | None = None
 ) -> ParaphrasusResult:
@@ -174,86 +268,13 @@ def paraphrasus(
     natural one (default: :func:`default_fit_corpus`). Raises ``ValueError`` for an unknown
     ``fit_on``, two corpora with one name, or scores whose shape does not fit the metrics.
     """
-    names = [corpus.name for corpus in corpora]
-    if len(set(names)) != len(names):
-        raise ValueError("two corpora have the same name")
-    for corpus in corpora:
-        if corpus.scores.shape != (len(metrics), len(corpus.gold)):
-            raise ValueError(f"corpus {corpus.name!r}: scores must be {len(metrics)} x {len(corpus.gold)}")
-    if fit_on is not None and fit_on not in names:
-        raise ValueError(f"no corpus {fit_on!r} to fit the threshold on (corpora: {', '.join(names) or 'none'})")
+    _check_corpora(corpora, metrics, fit_on)
     fit_name = fit_on if fit_on is not None else default_fit_corpus(corpora)
     fit_corpus = next((corpus for corpus in corpora if corpus.name == fit_name), None)
     expected = {corpus.name: corpus.expected() for corpus in corpora}
     present = {corpus.objective for corpus in corpora}
     missing_objectives = [objective for objective in OBJECTIVE_ORDER if objective not in present]
-
-    rows: list[MetricObjectives] = []
-    for index, metric in enumerate(metrics):
-        threshold: float | None = None
-        source, note = "", ""
-        if metric.natural_threshold is not None:
-            # Orienting is a sign change: the same function turns raw units into oriented ones.
-            threshold = _raw_threshold(metric.natural_threshold, metric)
-            source = "natural"
-        elif fit_corpus is None:
-            note = "no natural threshold and no classify corpus with both classes to fit one on"
-        else:
-            truth = expected[fit_corpus.name]
-            oriented = _oriented(fit_corpus.scores[index], metric)
-            usable = np.isfinite(truth) & np.isfinite(oriented)
-            labels = truth[usable] == 1
-            if not (np.any(labels) and np.any(~labels)):
-                note = f"{fit_corpus.name} has not both classes among the pairs {metric.label} scored"
-            else:
-                fitted = fit_threshold(oriented[usable], labels)
-                assert fitted is not None
-                threshold = fitted.threshold
-                source = f"fitted on {fit_corpus.name}"
-        if threshold is None:
-            rows.append(
-                MetricObjectives(
-                    metric, None, "", "", [], dict.fromkeys(OBJECTIVE_ORDER, None), None, note or "no threshold"
-                )
-            )
-            continue
-        errors: list[CorpusError] = []
-        for corpus in corpora:
-            truth = expected[corpus.name]
-            oriented = _oriented(corpus.scores[index], metric)
-            labelled = np.isfinite(truth)
-            usable = labelled & np.isfinite(oriented)
-            predicted = oriented[usable] >= threshold
-            wrong = int(np.count_nonzero(predicted != (truth[usable] == 1)))
-            errors.append(
-                CorpusError(
-                    corpus.name,
-                    corpus.objective,
-                    int(np.count_nonzero(usable)),
-                    wrong,
-                    int(np.count_nonzero(labelled & ~usable)),
-                )
-            )
-        means: dict[Objective, float | None] = {}
-        for objective in OBJECTIVE_ORDER:
-            rates = [row.error for row in errors if row.objective is objective and row.error is not None]
-            means[objective] = float(np.mean(rates)) if rates else None
-        overall = None
-        if all(value is not None for value in means.values()):
-            overall = float(np.mean([value for value in means.values() if value is not None]))
-        raw = _raw_threshold(threshold, metric)
-        rows.append(
-            MetricObjectives(
-                metric,
-                raw,
-                source,
-                _rule(metric, raw),
-                errors,
-                means,
-                overall,
-                "" if overall is not None else "no overall mean: " + _missing_text(means),
-            )
-        )
+    rows = [_metric_objectives(metric, index, fit_corpus, corpora, expected) for index, metric in enumerate(metrics)]
     summary = [
         (corpus.name, corpus.objective, int(np.count_nonzero(np.isfinite(expected[corpus.name])))) for corpus in corpora
     ]

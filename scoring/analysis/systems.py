@@ -426,6 +426,67 @@ def _drops(reasons: list[str | None]) -> list[GroupDrop]:
     return [GroupDrop(reason, count) for reason, count in counts.items()]
 
 
+def _relevance(
+    binary: NDArray[np.int8], graded: FloatArray, grouped: NDArray[np.int64], r_threshold: float | None
+) -> tuple[NDArray[np.int8], str, float | None]:
+    """R-Precision's relevant hypotheses: per pair 1, 0 or -1 (unknown), their description, the graded threshold.
+
+    The binary labels when grouped pairs carry one; else (graded gold only) the hypotheses with
+    graded value >= ``r_threshold``, by default the highest graded value among the grouped pairs.
+    """
+    if np.any(binary[grouped] >= 0) or not np.any(np.isfinite(graded[grouped])):
+        return binary, "binary labels", None
+    threshold = float(np.nanmax(graded[grouped])) if r_threshold is None else float(r_threshold)
+    relevance_of = np.where(np.isfinite(graded), (graded >= threshold).astype(np.int8), -1).astype(np.int8)
+    return relevance_of, f"graded >= {threshold:g}", threshold
+
+
+def _group_statistics(
+    members: list[NDArray[np.int64]], graded: FloatArray, oriented: FloatArray, relevance_of: NDArray[np.int8], m: int
+) -> tuple[FloatArray, FloatArray, list[list[str | None]], list[list[str | None]]]:
+    """Spearman and R-Precision of every metric (rows) in every group (columns), NaN where undefined.
+
+    Returned with, for each cell, the reason it is undefined (None where it is defined).
+    """
+    rho = np.full((m, len(members)), np.nan)
+    precision = np.full((m, len(members)), np.nan)
+    rho_why: list[list[str | None]] = [[None] * len(members) for _ in range(m)]
+    r_why: list[list[str | None]] = [[None] * len(members) for _ in range(m)]
+    for column, items in enumerate(members):
+        h = graded[items]
+        for row in range(m):
+            x = oriented[row][items]
+            reason = _spearman_reason(x, h)
+            if reason is None:
+                keep = np.isfinite(x) & np.isfinite(h)
+                rho[row, column] = float(stats.spearmanr(x[keep], h[keep]).statistic)
+            rho_why[row][column] = reason
+            value, r_why[row][column] = _r_precision(x, relevance_of[items])
+            if value is not None:
+                precision[row, column] = value
+    return rho, precision, rho_why, r_why
+
+
+def _common_groups(values: FloatArray, why: list[list[str | None]]) -> tuple[NDArray[np.bool_], list[str | None]]:
+    """The groups where every metric is defined, and for each other group the first reason it is dropped.
+
+    A metric defined in no group at all (e.g. not scored there) is left out of the common
+    groups: it would empty them for every other metric. When no metric is defined anywhere,
+    every group is dropped with the first reason any metric gives.
+    """
+    m, groups = values.shape
+    rows = [row for row in range(m) if np.any(np.isfinite(values[row]))]
+    if not rows:
+        reasons = [next((why[row][column] for row in range(m) if why[row][column]), None) for column in range(groups)]
+        return np.zeros(groups, dtype=bool), reasons
+    common = np.all(np.isfinite(values[rows]), axis=0)
+    reasons = [
+        next((why[row][column] for row in rows if why[row][column]), None) if not common[column] else None
+        for column in range(groups)
+    ]
+    return common, reasons
+
+
 def source_groups(
     sources: list[str],
     binary: NDArray[np.int8],
@@ -449,56 +510,10 @@ def source_groups(
     multi = np.flatnonzero(sizes >= 2)
     members = [np.flatnonzero(group_of == group) for group in multi]
     grouped = np.concatenate(members) if members else np.zeros(0, dtype=np.int64)
-    threshold: float | None = None
-    if np.any(binary[grouped] >= 0) or not np.any(np.isfinite(graded[grouped])):
-        relevance_of = binary
-        relevance = "binary labels"
-    else:
-        threshold = float(np.nanmax(graded[grouped])) if r_threshold is None else float(r_threshold)
-        relevance_of = np.where(np.isfinite(graded), (graded >= threshold).astype(np.int8), -1).astype(np.int8)
-        relevance = f"graded >= {threshold:g}"
-    m = len(metric_ids)
-    rho = np.full((m, len(members)), np.nan)
-    precision = np.full((m, len(members)), np.nan)
-    rho_why: list[list[str | None]] = [[None] * len(members) for _ in range(m)]
-    r_why: list[list[str | None]] = [[None] * len(members) for _ in range(m)]
-    for column, items in enumerate(members):
-        h = graded[items]
-        for row in range(m):
-            x = oriented[row][items]
-            reason = _spearman_reason(x, h)
-            if reason is None:
-                keep = np.isfinite(x) & np.isfinite(h)
-                rho[row, column] = float(stats.spearmanr(x[keep], h[keep]).statistic)
-            rho_why[row][column] = reason
-            value, r_why[row][column] = _r_precision(x, relevance_of[items])
-            if value is not None:
-                precision[row, column] = value
-    # A metric defined in no group at all (e.g. not scored there) is left out of the common
-    # groups: it would empty them for every other metric.
-    rho_rows = [row for row in range(m) if np.any(np.isfinite(rho[row]))]
-    r_rows = [row for row in range(m) if np.any(np.isfinite(precision[row]))]
-    common_rho = np.all(np.isfinite(rho[rho_rows]), axis=0) if rho_rows else np.zeros(len(members), dtype=bool)
-    common_r = np.all(np.isfinite(precision[r_rows]), axis=0) if r_rows else np.zeros(len(members), dtype=bool)
-    rho_reasons = [
-        next((rho_why[row][column] for row in rho_rows if rho_why[row][column]), None)
-        if not common_rho[column]
-        else None
-        for column in range(len(members))
-    ]
-    r_reasons = [
-        next((r_why[row][column] for row in r_rows if r_why[row][column]), None) if not common_r[column] else None
-        for column in range(len(members))
-    ]
-    if not rho_rows:
-        rho_reasons = [
-            next((rho_why[row][column] for row in range(m) if rho_why[row][column]), None)
-            for column in range(len(members))
-        ]
-    if not r_rows:
-        r_reasons = [
-            next((r_why[row][column] for row in range(m) if r_why[row][column]), None) for column in range(len(members))
-        ]
+    relevance_of, relevance, threshold = _relevance(binary, graded, grouped, r_threshold)
+    rho, precision, rho_why, r_why = _group_statistics(members, graded, oriented, relevance_of, len(metric_ids))
+    common_rho, rho_reasons = _common_groups(rho, rho_why)
+    common_r, r_reasons = _common_groups(precision, r_why)
 
     def mean(values: FloatArray) -> float | None:
         return float(values.mean()) if len(values) else None

@@ -370,109 +370,145 @@ def _ranking(value: Callable[[RankingSummary], float | None]) -> StatFn:
 # --- the tables ---------------------------------------------------------------------------------
 
 
-def metric_tables(report: Report) -> list[Table]:
-    """Tables 1-5 of the paper, then ranking/correlation and top-k summaries."""
+def _class_means_table(report: Report) -> Table:
+    """Table 1: each metric's mean and standard deviation in each class."""
     reference = "imported gold labels" if report.reference is Reference.GOLD else "volunteers' majority labels"
+    return _class_table(
+        report,
+        "table1",
+        "Table 1 — Mean ± standard deviation per class",
+        f"Scores in each metric's own units for paraphrases (yes) and non-paraphrases (no) by {reference}; "
+        "↑: higher is closer, ↓: lower is closer. Standard deviation with n - 1; n: labelled pairs the metric "
+        "scored.",
+        _mean_std,
+        None,
+        counts=True,
+    )
+
+
+def _best_threshold_table(report: Report) -> Table:
+    """Table 2: classification at the threshold that maximises accuracy."""
+    return _block_table(
+        report,
+        "table2",
+        "Table 2 — Best-threshold classification",
+        "The threshold that maximises accuracy (chosen a posteriori on these pairs), with F1, recall and "
+        "precision there. The interval is a 95% bootstrap interval with the threshold re-optimised in every "
+        "resample. When several thresholds tie for the best accuracy the highest is used (it decides F1, "
+        "recall and precision) and the range of tied thresholds is shown. Best value per column in bold."
+        + _intervals_sentence(report),
+        [
+            ("Max. acc.", _best(lambda best: best.accuracy), "max"),
+            *_interval_rows("Acc.", _best_ci, _two_way(lambda two: two.accuracy, "best_accuracy"), report),
+            ("Threshold", _best_threshold, None),
+            ("Tied thresholds", _tied_thresholds, None),
+            ("F1", _best(lambda best: best.f1), "max"),
+            ("Recall", _best(lambda best: best.recall), "max"),
+            ("Precision", _best(lambda best: best.precision), "max"),
+        ],
+    )
+
+
+def _edit_distance_table(report: Report) -> Table:
+    """Table 3: correlation of each score with the edit distance, inside each class."""
+    return _class_table(
+        report,
+        "table3",
+        "Table 3 — Pearson correlation with the edit distance, inside each class",
+        "Correlation of each score (own units) with the character Levenshtein distance normalised by the "
+        "longer sentence. A semantic metric should not follow the edit distance: the weakest correlation "
+        "per column is in bold.",
+        _edit_corr,
+        "min_abs",
+    )
+
+
+def _eer_table(report: Report) -> Table:
+    """Table 4: the equal error rate and its threshold."""
+    return _block_table(
+        report,
+        "table4",
+        "Table 4 — Equal error rate",
+        "Where the false acceptance rate (non-paraphrases accepted) equals the false rejection rate "
+        "(paraphrases rejected), interpolated on the ROC curve; threshold of the nearest operating point. "
+        "Lowest EER per column in bold." + _intervals_sentence(report),
+        [
+            ("EER", _eer_rate, "min"),
+            *_interval_rows("EER", _eer_ci, _two_way(lambda two: two.eer, "eer"), report),
+            ("Threshold", _eer_threshold, None),
+        ],
+    )
+
+
+def _natural_threshold_table(report: Report) -> Table:
+    """Table 5: accuracy and F1 at each metric's natural threshold."""
     natural_metrics = [metric for metric in report.metrics if metric.natural_threshold is not None]
+    return _block_table(
+        report,
+        "table5",
+        "Table 5 — Accuracy at the natural threshold",
+        "Decision fixed a priori at the metric's natural threshold (ParaPLUIE: 0, the point where "
+        "p(yes) = p(no)). Best per column in bold.",
+        [
+            ("Accuracy", _natural(lambda natural: natural.accuracy), "max"),
+            ("F1", _natural(lambda natural: natural.f1), "max"),
+        ],
+        metrics=natural_metrics,
+        note="" if natural_metrics else "No metric configuration here has a natural threshold.",
+    )
+
+
+def _ranking_table(report: Report) -> Table:
+    """ROC AUC and the correlations with the graded human scale."""
+    return _block_table(
+        report,
+        "ranking",
+        "Ranking and graded agreement",
+        "ROC AUC against the binary labels, and Pearson / Spearman "
+        "correlation of the oriented score (higher = closer) with the graded human scale (mean of the "
+        "4-point answers, or the imported gold score), each with its 95% bootstrap intervals. Best per column "
+        "in bold." + _intervals_sentence(report),
+        [
+            ("ROC AUC", _auc, "max"),
+            *_interval_rows("AUC", _auc_ci, _two_way(lambda two: two.auc, "auc"), report),
+            ("Pearson", _ordinal(lambda ordinal: ordinal.pearson), "max"),
+            *_interval_rows("Pearson", _correlation_ci("pearson"), _two_way(lambda two: two.pearson, ""), report),
+            ("Spearman", _ordinal(lambda ordinal: ordinal.spearman), "max"),
+            *_interval_rows("Spearman", _correlation_ci("spearman"), _two_way(lambda two: two.spearman, ""), report),
+        ],
+    )
+
+
+def _topk_table(report: Report) -> Table:
+    """The top-k ranking summary (best F1 and accuracy over k)."""
+    return _block_table(
+        report,
+        "topk",
+        "Top-k ranking summary",
+        "Calling the k best-scored pairs paraphrases, for every k (Figures 2 and 3 above): the best F1 with its "
+        "recall and precision, and the best accuracy (TALN 2024, Table 4). Best per column in bold.",
+        [
+            ("F1 max.", _ranking(lambda ranking: ranking.f1_max), "max"),
+            ("Recall @ F1 max.", _ranking(lambda ranking: ranking.recall_at_f1_max), None),
+            ("Precision @ F1 max.", _ranking(lambda ranking: ranking.precision_at_f1_max), None),
+            ("Acc. max.", _ranking(lambda ranking: ranking.accuracy_max), "max"),
+        ],
+    )
+
+
+def metric_tables(report: Report) -> list[Table]:
+    """Tables 1-5 of the paper, then ranking/correlation and top-k summaries.
+
+    One function per table: a new per-metric table is a function of its own added to this list.
+    """
     tables = [
-        _class_table(
-            report,
-            "table1",
-            "Table 1 — Mean ± standard deviation per class",
-            f"Scores in each metric's own units for paraphrases (yes) and non-paraphrases (no) by {reference}; "
-            "↑: higher is closer, ↓: lower is closer. Standard deviation with n - 1; n: labelled pairs the metric "
-            "scored.",
-            _mean_std,
-            None,
-            counts=True,
-        ),
-        _block_table(
-            report,
-            "table2",
-            "Table 2 — Best-threshold classification",
-            "The threshold that maximises accuracy (chosen a posteriori on these pairs), with F1, recall and "
-            "precision there. The interval is a 95% bootstrap interval with the threshold re-optimised in every "
-            "resample. When several thresholds tie for the best accuracy the highest is used (it decides F1, "
-            "recall and precision) and the range of tied thresholds is shown. Best value per column in bold."
-            + _intervals_sentence(report),
-            [
-                ("Max. acc.", _best(lambda best: best.accuracy), "max"),
-                *_interval_rows("Acc.", _best_ci, _two_way(lambda two: two.accuracy, "best_accuracy"), report),
-                ("Threshold", _best_threshold, None),
-                ("Tied thresholds", _tied_thresholds, None),
-                ("F1", _best(lambda best: best.f1), "max"),
-                ("Recall", _best(lambda best: best.recall), "max"),
-                ("Precision", _best(lambda best: best.precision), "max"),
-            ],
-        ),
-        _class_table(
-            report,
-            "table3",
-            "Table 3 — Pearson correlation with the edit distance, inside each class",
-            "Correlation of each score (own units) with the character Levenshtein distance normalised by the "
-            "longer sentence. A semantic metric should not follow the edit distance: the weakest correlation "
-            "per column is in bold.",
-            _edit_corr,
-            "min_abs",
-        ),
-        _block_table(
-            report,
-            "table4",
-            "Table 4 — Equal error rate",
-            "Where the false acceptance rate (non-paraphrases accepted) equals the false rejection rate "
-            "(paraphrases rejected), interpolated on the ROC curve; threshold of the nearest operating point. "
-            "Lowest EER per column in bold." + _intervals_sentence(report),
-            [
-                ("EER", _eer_rate, "min"),
-                *_interval_rows("EER", _eer_ci, _two_way(lambda two: two.eer, "eer"), report),
-                ("Threshold", _eer_threshold, None),
-            ],
-        ),
-        _block_table(
-            report,
-            "table5",
-            "Table 5 — Accuracy at the natural threshold",
-            "Decision fixed a priori at the metric's natural threshold (ParaPLUIE: 0, the point where "
-            "p(yes) = p(no)). Best per column in bold.",
-            [
-                ("Accuracy", _natural(lambda natural: natural.accuracy), "max"),
-                ("F1", _natural(lambda natural: natural.f1), "max"),
-            ],
-            metrics=natural_metrics,
-            note="" if natural_metrics else "No metric configuration here has a natural threshold.",
-        ),
-        _block_table(
-            report,
-            "ranking",
-            "Ranking and graded agreement",
-            "ROC AUC against the binary labels, and Pearson / Spearman "
-            "correlation of the oriented score (higher = closer) with the graded human scale (mean of the "
-            "4-point answers, or the imported gold score), each with its 95% bootstrap intervals. Best per column "
-            "in bold." + _intervals_sentence(report),
-            [
-                ("ROC AUC", _auc, "max"),
-                *_interval_rows("AUC", _auc_ci, _two_way(lambda two: two.auc, "auc"), report),
-                ("Pearson", _ordinal(lambda ordinal: ordinal.pearson), "max"),
-                *_interval_rows("Pearson", _correlation_ci("pearson"), _two_way(lambda two: two.pearson, ""), report),
-                ("Spearman", _ordinal(lambda ordinal: ordinal.spearman), "max"),
-                *_interval_rows(
-                    "Spearman", _correlation_ci("spearman"), _two_way(lambda two: two.spearman, ""), report
-                ),
-            ],
-        ),
-        _block_table(
-            report,
-            "topk",
-            "Top-k ranking summary",
-            "Calling the k best-scored pairs paraphrases, for every k (Figures 2 and 3 above): the best F1 with its "
-            "recall and precision, and the best accuracy (TALN 2024, Table 4). Best per column in bold.",
-            [
-                ("F1 max.", _ranking(lambda ranking: ranking.f1_max), "max"),
-                ("Recall @ F1 max.", _ranking(lambda ranking: ranking.recall_at_f1_max), None),
-                ("Precision @ F1 max.", _ranking(lambda ranking: ranking.precision_at_f1_max), None),
-                ("Acc. max.", _ranking(lambda ranking: ranking.accuracy_max), "max"),
-            ],
-        ),
+        _class_means_table(report),
+        _best_threshold_table(report),
+        _edit_distance_table(report),
+        _eer_table(report),
+        _natural_threshold_table(report),
+        _ranking_table(report),
+        _topk_table(report),
     ]
     if not report.metrics:
         for table in tables:

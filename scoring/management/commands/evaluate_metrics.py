@@ -28,6 +28,124 @@ def _day(value: str) -> datetime.date:
         raise CommandError(f"not a date (YYYY-MM-DD): {value!r}") from None
 
 
+def _add_filter_arguments(parser: CommandParser) -> None:
+    """The campaign, its reference labels and the filters on pairs, volunteers and days."""
+    parser.add_argument("--campaign", required=True, help="Campaign slug (or numeric id).")
+    parser.add_argument(
+        "--gold",
+        choices=["volunteers", "imported"],
+        default="volunteers",
+        help="Reference labels: the volunteers' majority (default) or the imported gold labels.",
+    )
+    parser.add_argument("--origin", help="Only the pairs of this corpus / origin.")
+    parser.add_argument("--ids", default="", help="Only these pair ids (comma-separated), e.g. 12,13,40.")
+    parser.add_argument(
+        "--ids-file",
+        type=Path,
+        help="Only the pair ids listed in this file (one per line, or separated by commas or spaces; "
+        "# starts a comment). With --ids: the ids of both.",
+    )
+    parser.add_argument(
+        "--exclude-flagged",
+        action="store_true",
+        help="Leave out the volunteers the campaign's quality rule flags (unless staff kept them) and those "
+        "staff excluded.",
+    )
+    parser.add_argument(
+        "--english-level", choices=[level.value for level in EnglishLevel], help="Only these volunteers."
+    )
+    parser.add_argument("--from", dest="date_from", type=_day, help="Judgements answered on or after this day.")
+    parser.add_argument("--to", dest="date_to", type=_day, help="Judgements answered on or before this day.")
+
+
+def _add_output_arguments(parser: CommandParser) -> None:
+    """The output format, the bootstrap resamples and seed, the metrics kept."""
+    parser.add_argument("--format", choices=FORMATS, default="markdown")
+    parser.add_argument(
+        "--resamples",
+        type=int,
+        default=None,
+        help=f"Bootstrap resamples for the 95%% intervals (default {default_resamples()}; 0: none).",
+    )
+    parser.add_argument(
+        "--seed",
+        type=int,
+        default=None,
+        help="Seed of every resampling (bootstrap, paired tests, cross-validation); default: the PARAEVAL_SEED "
+        "setting, as on the dashboard and in the API.",
+    )
+    parser.add_argument(
+        "--metrics",
+        default="",
+        help="Comma-separated metric configuration labels or metric names to keep (default: all).",
+    )
+
+
+def _add_meta_arguments(parser: CommandParser) -> None:
+    """The meta-evaluation (--meta) and its options, and the edit-distance bins."""
+    parser.add_argument(
+        "--meta",
+        action="store_true",
+        help="Also print the meta-evaluation: paired tests with clusters and the p-value matrix, threshold "
+        "honesty, ties, systems, human ceiling and calibration (computed here, may take seconds).",
+    )
+    parser.add_argument(
+        "--permutation-resamples",
+        type=int,
+        default=None,
+        help="With --meta: resamples of the Monte-Carlo permutation tests (Spearman). Default: chosen from the "
+        "number of metric pairs so that a Holm-adjusted p below 0.05 is reachable; each matrix states the "
+        "smallest p it can reach.",
+    )
+
+    parser.add_argument(
+        "--r-threshold",
+        type=float,
+        default=None,
+        help="With --meta on graded gold: R-Precision counts a hypothesis as relevant when its graded value is at "
+        "least this (default: the highest graded value among the grouped pairs, as paper 004).",
+    )
+
+    parser.add_argument(
+        "--aat-epsilon",
+        type=float,
+        default=None,
+        help="With --meta: the alternative annotator test's cost-benefit margin ε, how much worse than a "
+        "volunteer the metric may align with the other judges (default 0.1, crowd volunteers; 0.2 for experts).",
+    )
+
+    parser.add_argument(
+        "--bins",
+        type=int,
+        default=None,
+        help="Also print each metric's Pearson, Spearman and ROC AUC within this many equal-count bins of "
+        "normalised edit distance, with counts per bin (paper 003 uses 4; with --meta the default is 4).",
+    )
+
+
+def _add_card_arguments(parser: CommandParser) -> None:
+    """The views printed alone: the robustness cards and the PARAPHRASUS table."""
+    parser.add_argument(
+        "--robustness",
+        action="store_true",
+        help="Print only the robustness card of every metric on the campaign's probe set (the campaign itself "
+        "if it is one, else the latest built from it by manage.py build_probes).",
+    )
+    parser.add_argument(
+        "--paraphrasus",
+        action="store_true",
+        help="Print only the PARAPHRASUS table: each metric's error rate per corpus, per objective "
+        "(classify, minimise, maximise) and overall, at one threshold. Set the corpora's objectives "
+        "with manage.py corpus_objective.",
+    )
+    parser.add_argument(
+        "--fit-on",
+        default=None,
+        help="With --paraphrasus: the corpus (origin) whose labels fit the threshold of metrics without a "
+        "natural one (default: the classify corpus with the most labelled pairs).",
+    )
+
+
 class Command(BaseCommand):
     help = (
         "Print the paper's agreement tables (Tables 1-5, ranking, agreement, volunteers) of a campaign. "
@@ -35,109 +153,10 @@ class Command(BaseCommand):
     )
 
     def add_arguments(self, parser: CommandParser) -> None:
-        parser.add_argument("--campaign", required=True, help="Campaign slug (or numeric id).")
-        parser.add_argument(
-            "--gold",
-            choices=["volunteers", "imported"],
-            default="volunteers",
-            help="Reference labels: the volunteers' majority (default) or the imported gold labels.",
-        )
-        parser.add_argument("--origin", help="Only the pairs of this corpus / origin.")
-        parser.add_argument("--ids", default="", help="Only these pair ids (comma-separated), e.g. 12,13,40.")
-        parser.add_argument(
-            "--ids-file",
-            type=Path,
-            help="Only the pair ids listed in this file (one per line, or separated by commas or spaces; "
-            "# starts a comment). With --ids: the ids of both.",
-        )
-        parser.add_argument(
-            "--exclude-flagged",
-            action="store_true",
-            help="Leave out the volunteers the campaign's quality rule flags (unless staff kept them) and those "
-            "staff excluded.",
-        )
-        parser.add_argument(
-            "--english-level", choices=[level.value for level in EnglishLevel], help="Only these volunteers."
-        )
-        parser.add_argument("--from", dest="date_from", type=_day, help="Judgements answered on or after this day.")
-        parser.add_argument("--to", dest="date_to", type=_day, help="Judgements answered on or before this day.")
-        parser.add_argument("--format", choices=FORMATS, default="markdown")
-        parser.add_argument(
-            "--resamples",
-            type=int,
-            default=None,
-            help=f"Bootstrap resamples for the 95%% intervals (default {default_resamples()}; 0: none).",
-        )
-        parser.add_argument(
-            "--seed",
-            type=int,
-            default=None,
-            help="Seed of every resampling (bootstrap, paired tests, cross-validation); default: the PARAEVAL_SEED "
-            "setting, as on the dashboard and in the API.",
-        )
-        parser.add_argument(
-            "--metrics",
-            default="",
-            help="Comma-separated metric configuration labels or metric names to keep (default: all).",
-        )
-        parser.add_argument(
-            "--meta",
-            action="store_true",
-            help="Also print the meta-evaluation: paired tests with clusters and the p-value matrix, threshold "
-            "honesty, ties, systems, human ceiling and calibration (computed here, may take seconds).",
-        )
-        parser.add_argument(
-            "--permutation-resamples",
-            type=int,
-            default=None,
-            help="With --meta: resamples of the Monte-Carlo permutation tests (Spearman). Default: chosen from the "
-            "number of metric pairs so that a Holm-adjusted p below 0.05 is reachable; each matrix states the "
-            "smallest p it can reach.",
-        )
-
-        parser.add_argument(
-            "--r-threshold",
-            type=float,
-            default=None,
-            help="With --meta on graded gold: R-Precision counts a hypothesis as relevant when its graded value is at "
-            "least this (default: the highest graded value among the grouped pairs, as paper 004).",
-        )
-
-        parser.add_argument(
-            "--aat-epsilon",
-            type=float,
-            default=None,
-            help="With --meta: the alternative annotator test's cost-benefit margin ε, how much worse than a "
-            "volunteer the metric may align with the other judges (default 0.1, crowd volunteers; 0.2 for experts).",
-        )
-
-        parser.add_argument(
-            "--bins",
-            type=int,
-            default=None,
-            help="Also print each metric's Pearson, Spearman and ROC AUC within this many equal-count bins of "
-            "normalised edit distance, with counts per bin (paper 003 uses 4; with --meta the default is 4).",
-        )
-
-        parser.add_argument(
-            "--robustness",
-            action="store_true",
-            help="Print only the robustness card of every metric on the campaign's probe set (the campaign itself "
-            "if it is one, else the latest built from it by manage.py build_probes).",
-        )
-        parser.add_argument(
-            "--paraphrasus",
-            action="store_true",
-            help="Print only the PARAPHRASUS table: each metric's error rate per corpus, per objective "
-            "(classify, minimise, maximise) and overall, at one threshold. Set the corpora's objectives "
-            "with manage.py corpus_objective.",
-        )
-        parser.add_argument(
-            "--fit-on",
-            default=None,
-            help="With --paraphrasus: the corpus (origin) whose labels fit the threshold of metrics without a "
-            "natural one (default: the classify corpus with the most labelled pairs).",
-        )
+        _add_filter_arguments(parser)
+        _add_output_arguments(parser)
+        _add_meta_arguments(parser)
+        _add_card_arguments(parser)
 
     def _robustness(self, campaign: Campaign, options: dict[str, Any]) -> None:
         from django.conf import settings
