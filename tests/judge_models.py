@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import json
 from pathlib import Path
+from typing import Any
 
 ROOT = Path(__file__).resolve().parent.parent
 MISTRAL_CONFIG = ROOT / "benchmarks" / "configs" / "mistral-7b-instruct-v0.2.json"
@@ -112,3 +113,20 @@ def save_random_adapters(
                     parameter.mul_(0.2)
         _save_adapter(peft_model, adapter, folder / adapter)
     return folder
+
+
+def record_learnt(monkeypatch: Any) -> dict[str, set[tuple[int, ...]]]:
+    """Which prompts each adapter is really given to learn from (train and validation), by
+    adapter name, the training itself unchanged: the folds on disk alone cannot show a fold that
+    learnt its own pairs. Filled while the test's tuning runs."""
+    from scoring.metrics import judge_training
+
+    learnt: dict[str, set[tuple[int, ...]]] = {}
+    train_adapter = judge_training.train_adapter
+
+    def recording(lm, peft_model, adapter, train, validation, *args, **kwargs):  # type: ignore[no-untyped-def]
+        learnt[adapter] = {tuple(example.ids) for example in [*train, *validation]}
+        return train_adapter(lm, peft_model, adapter, train, validation, *args, **kwargs)
+
+    monkeypatch.setattr(judge_training, "train_adapter", recording)
+    return learnt

@@ -30,7 +30,7 @@ from scoring.models import MetricConfig, TunedJudge
 from scoring.pipeline import configs
 from scoring.tuning import service as judge_tuning
 from tests.builders import make_campaign, make_judgement, make_pair, make_staff, make_volunteer
-from tests.judge_models import write_bundle
+from tests.judge_models import record_learnt, write_bundle
 
 # --- Pure pieces: checked against sklearn and by construction ----------------------------------
 
@@ -406,16 +406,7 @@ def test_tuning_writes_a_bundle_whose_folds_never_score_their_own_pairs(
     from scoring.metrics.parapluie import ParaPluie
     from scoring.metrics.templates import get_template
 
-    # Which prompts each adapter is really given to learn from (train and validation), the
-    # training itself unchanged: the folds on disk alone cannot show a fold that learnt its own pairs.
-    learnt: dict[str, set[tuple[int, ...]]] = {}
-    train_adapter = judge_training.train_adapter
-
-    def recording(lm, peft_model, adapter, train, validation, *args, **kwargs):
-        learnt[adapter] = {tuple(example.ids) for example in [*train, *validation]}
-        return train_adapter(lm, peft_model, adapter, train, validation, *args, **kwargs)
-
-    monkeypatch.setattr(judge_training, "train_adapter", recording)
+    learnt = record_learnt(monkeypatch)
     pairs = _demo_pairs(16)
     options = TuningOptions(folds=2, batch_size=4, eval_every=2, learning_rate=5e-3, seed=3, rank=4)
     events = []

@@ -26,6 +26,7 @@ from scoring.tuning import service as judge_tuning
 from scoring.tuning.run import mixed_probes
 from scoring.tuning.service import TuningRequestError
 from tests.builders import make_campaign, make_pair
+from tests.judge_models import record_learnt
 from tests.test_settings import _load_settings
 
 # Two pairs share the source sentence "The cat sat on the mat." (spaced differently): one fold.
@@ -240,14 +241,7 @@ def test_a_tuning_with_probes_trains_each_fold_on_the_other_sources_and_routes_p
     from scoring.metrics.lm import load_fresh
     from scoring.metrics.templates import get_template
 
-    learnt: dict[str, set[tuple[int, ...]]] = {}
-    train_adapter = judge_training.train_adapter
-
-    def recording(lm, peft_model, adapter, train, validation, *args, **kwargs):
-        learnt[adapter] = {tuple(example.ids) for example in [*train, *validation]}
-        return train_adapter(lm, peft_model, adapter, train, validation, *args, **kwargs)
-
-    monkeypatch.setattr(judge_training, "train_adapter", recording)
+    learnt = record_learnt(monkeypatch)
     pairs = _demo_pairs(16)
     options = TuningOptions(folds=2, batch_size=4, eval_every=2, learning_rate=5e-3, seed=3, rank=4, probe_share=0.2)
     probes = training_probes(pairs, options.probe_share, options.seed)

@@ -49,6 +49,31 @@ def processes_mentioning(text: str) -> list[str]:
     return [line for line in listing.splitlines() if text in line and "ps -eo" not in line]
 
 
+def stop_on_ctrl_c(run: subprocess.Popen[bytes], data: Path, output_path: Path, patience: float = 60) -> None:
+    """Ctrl+C in run.sh's terminal (its process group); again after ``patience`` seconds (Celery's
+    cold shutdown) when a worker is still finishing a task; then the server and workers are gone."""
+    os.killpg(run.pid, signal.SIGINT)
+    try:
+        run.wait(timeout=patience)
+    except subprocess.TimeoutExpired:
+        os.killpg(run.pid, signal.SIGINT)
+        run.wait(timeout=60)
+    assert "[run] stopping the server and the workers" in output_path.read_text()
+    wait_for(
+        lambda: not (processes_mentioning(str(data)) or processes_mentioning(f"-{run.pid}@")),
+        timeout=30,
+        what="the server and workers to exit",
+    )
+
+
+def kill_what_is_left(run: subprocess.Popen[bytes], data: Path) -> None:
+    """After a failure: nothing of run.sh may outlive the test."""
+    if run.poll() is None:
+        os.killpg(run.pid, signal.SIGKILL)
+    for line in processes_mentioning(str(data)):
+        os.kill(int(line.split()[0]), signal.SIGKILL)
+
+
 def test_run_script_serves_the_demo_campaign_scores_it_and_stops_on_ctrl_c(tmp_path: Path) -> None:
     data = tmp_path / "data"
     port = closed_port()
@@ -126,16 +151,6 @@ def test_run_script_serves_the_demo_campaign_scores_it_and_stops_on_ctrl_c(tmp_p
             ("scoring", "cpu"),
         ]
 
-        os.killpg(run.pid, signal.SIGINT)  # Ctrl+C in the terminal
-        run.wait(timeout=60)
-        assert "[run] stopping the server and the workers" in output_path.read_text()
-        wait_for(
-            lambda: not (processes_mentioning(str(data)) or processes_mentioning(f"-{run.pid}@")),
-            timeout=30,
-            what="the server and workers to exit",
-        )
+        stop_on_ctrl_c(run, data, output_path)
     finally:
-        if run.poll() is None:
-            os.killpg(run.pid, signal.SIGKILL)
-        for line in processes_mentioning(str(data)):
-            os.kill(int(line.split()[0]), signal.SIGKILL)
+        kill_what_is_left(run, data)

@@ -10,7 +10,6 @@ from __future__ import annotations
 import csv
 import io
 import os
-import signal
 import subprocess
 import sys
 import time
@@ -24,7 +23,7 @@ from selenium.webdriver.support.ui import Select
 
 from tests.browser_support import navigation
 from tests.test_dashboard_browser import full_page_screenshot
-from tests.test_run_script import count, processes_mentioning
+from tests.test_run_script import count, kill_what_is_left, stop_on_ctrl_c
 from tests.test_staff_browser import DESKTOP, PHONE, window
 from tests.workers_support import ROOT, closed_port, wait_for
 
@@ -132,21 +131,7 @@ def test_a_researchers_dry_run_and_generation_do_not_wait_behind_scoring(
             window(browser, size)
             full_page_screenshot(browser, artifacts_dir / f"run-sh-generate-{size[0]}x{size[1]}.png")
 
-        os.killpg(run.pid, signal.SIGINT)  # Ctrl+C in the terminal
-        try:
-            # The workers finish their current task first: a model's batch or a generation.
-            run.wait(timeout=120)
-        except subprocess.TimeoutExpired:
-            os.killpg(run.pid, signal.SIGINT)  # Ctrl+C again: Celery's cold shutdown
-            run.wait(timeout=60)
-        assert "[run] stopping the server and the workers" in output_path.read_text()
-        wait_for(
-            lambda: not (processes_mentioning(str(data)) or processes_mentioning(f"-{run.pid}@")),
-            timeout=30,
-            what="the server and workers to exit",
-        )
+        # The workers finish their current task first: a model's batch or a generation.
+        stop_on_ctrl_c(run, data, output_path, patience=120)
     finally:
-        if run.poll() is None:
-            os.killpg(run.pid, signal.SIGKILL)
-        for line in processes_mentioning(str(data)):
-            os.kill(int(line.split()[0]), signal.SIGKILL)
+        kill_what_is_left(run, data)
