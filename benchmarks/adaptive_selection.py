@@ -15,15 +15,23 @@ the metrics significantly better; DeLong's test, Holm-adjusted, alpha = 0.05), a
 meta-evaluation computes them.
 
 A simulated campaign draws the volunteers' noisy answers once; the balanced order is a random
-permutation of the pool; the adaptive order is the planner's (draw weights from the spread of
-rank-normalised scores of all four metrics, or of the two compared ones, floor 0.1; keys u / q).
-At every checkpoint (a 40th of the pool) the verdict is computed from the pairs judged so far,
+permutation of the pool; the adaptive order is the planner's (scoring.analysis.selection: draw
+weights from the norm of each pair's expected influence on the standardised ΔAUCs of all four
+metrics, or of the two compared ones, floor 0.1; keys u / q). Two reference designs: the draw
+used before (the spread of the rank-normalised scores, floor 0.1), and an oracle that knows the
+campaign's labels before it starts (influences from the labels themselves: unattainable, it
+shows what the best planned order could reach). At every checkpoint (a 40th of the pool) the
+verdict is computed from the pairs judged so far,
 weighted by 1 / inclusion probability for the adaptive order (scoring.analysis.weighted, the
 dashboard's estimators). *Judgements needed* is the first checkpoint from which the verdict
 equals the full campaign's at every later checkpoint (same clusters, same sign and significance
 of the compared ΔAUC). The saving is 1 - mean(adaptive) / mean(balanced), with a 95 % bootstrap
 interval over the campaigns. The bias: at a quarter of the pool, the mean error of every
 metric's AUC, Pearson and Spearman against the full pool's, in Monte-Carlo standard errors.
+The bound: from each campaign's full-pool influences (its labels known), the number of judgements
+with which Neyman's optimal Poisson design (π ∝ |influence|) matches the variance of a balanced
+sample as large as the balanced order needs on average: no design-based selection can save more
+at equal precision.
 
     .venv/bin/python benchmarks/record.py adaptive_selection -- .venv/bin/python benchmarks/adaptive_selection.py
     .venv/bin/python benchmarks/adaptive_selection.py --campaigns 20   # a quick run
@@ -55,6 +63,8 @@ SEED = 20250101  # PARAEVAL_SEED's default
 METRICS = ["levenshtein", "bleu", "wer", "bow_cosine"]
 ALPHA = 0.05
 CHECKPOINTS = 40
+SPREAD_FLOOR = 0.1  # the floor of the spread draw used before
+ORACLE = "oracle (labels known)"
 
 
 @dataclass
@@ -118,6 +128,13 @@ def metric_scores(corpus: Corpus) -> np.ndarray:
     return np.array(rows, dtype=np.float64)
 
 
+def probabilities(q: np.ndarray, keys: np.ndarray, order: np.ndarray, size: int) -> np.ndarray:
+    """The inclusion probabilities of the first ``size`` pairs of the order, as the dashboard has them."""
+    served = np.zeros(len(q), dtype=bool)
+    served[order[:size]] = True
+    return selection.inclusion_probabilities(q, keys, served)
+
+
 def verdict(scores: np.ndarray, labels: np.ndarray, w: np.ndarray, compared: tuple[int, int]) -> tuple:
     """(cluster rank of every metric, sign of the compared ΔAUC when significant else 0)."""
     positive = labels == 1
@@ -157,6 +174,36 @@ def figures(scores: np.ndarray, labels: np.ndarray, graded: np.ndarray, w: np.nd
     return np.array([np.nan if x is None else x for x in out])
 
 
+def neyman_variance(size: np.ndarray, n: float) -> float:
+    """Σ (1/π - 1) z² of the Poisson design π ∝ |z| (capped at 1) with Σ π = n: Neyman's optimum."""
+    pi = np.zeros(len(size))
+    capped = np.zeros(len(size), dtype=bool)
+    while True:
+        rest = size[~capped]
+        pi[~capped] = (n - np.count_nonzero(capped)) * rest / rest.sum()
+        pi[capped] = 1.0
+        over = pi >= 1
+        if not np.any(over & ~capped):
+            break
+        capped |= over
+    kept = size > 0
+    return float(np.sum((1 / pi[kept] - 1) * size[kept] ** 2))
+
+
+def neyman_needed(size: np.ndarray, balanced: int) -> int:
+    """The smallest n at which Neyman's design is as precise as a simple random sample of ``balanced``
+    (variance Σ (1/f - 1) z², f = balanced / N): the least any Poisson design could need."""
+    target = (len(size) / balanced - 1) * float(np.sum(size**2))
+    low, high = 0, balanced
+    while high - low > 1:
+        middle = (low + high) // 2
+        if neyman_variance(size, middle) <= target:
+            high = middle
+        else:
+            low = middle
+    return high
+
+
 def bootstrap_saving(bal: np.ndarray, ada: np.ndarray, rng: np.random.Generator) -> tuple[float, float, float]:
     saving = 1 - ada.mean() / bal.mean()
     draws = []
@@ -172,18 +219,31 @@ def run_corpus(corpus: Corpus, args: argparse.Namespace, noise: float, graded_no
     scores = metric_scores(corpus)
     n = len(corpus.gold)
     compared = (METRICS.index(args.compared[0]), METRICS.index(args.compared[1]))
-    q_all = selection.draw_weights(selection.disagreement(scores), args.floor)
-    q_two = selection.draw_weights(selection.disagreement(scores[list(compared)]), args.floor)
+    # The planner's draw (scoring.selection): the norm of each pair's expected influence on the
+    # compared ΔAUCs (all six, or the compared one), floor --floor.
+    q_all = selection.draw_weights(selection.expected_influence(scores), args.floor)
+    q_two = selection.draw_weights(selection.expected_influence(scores[list(compared)]), args.floor)
+    # The draw used before: the spread of the rank-normalised scores, floor 0.1.
+    s_all = selection.draw_weights(selection.disagreement(scores), SPREAD_FLOOR)
+    s_two = selection.draw_weights(selection.disagreement(scores[list(compared)]), SPREAD_FLOOR)
     step = math.ceil(n / CHECKPOINTS)
     sizes = [min(n, step * k) for k in range(1, CHECKPOINTS + 1)]
     rng = np.random.default_rng([SEED, len(corpus.name), n])
-    designs = {"balanced": None, "adaptive (all 4 metrics)": q_all, "adaptive (2 compared)": q_two}
+    designs: dict[str, np.ndarray | str | None] = {
+        "balanced": None,
+        "adaptive (all 4 metrics)": q_all,
+        "adaptive (2 compared)": q_two,
+        "spread (all 4; before)": s_all,
+        "spread (2; before)": s_two,
+        ORACLE: ORACLE,
+    }
     counts: dict[str, list[int]] = {name: [] for name in designs}
     delta_counts: dict[str, list[int]] = {name: [] for name in designs}  # the compared ΔAUC's verdict alone
     bias_size = n // 4
     errors: dict[str, list[np.ndarray]] = {name: [] for name in designs}
     errors["adaptive (all 4 metrics), unweighted"] = []
     full_significant = 0
+    oracle_sizes: dict[str, list[np.ndarray]] = {"all": [], "compared": []}
     for _ in range(args.campaigns):
         labels = np.where(rng.random(n) < noise, 1 - corpus.gold, corpus.gold)
         if corpus.graded is not None:
@@ -193,7 +253,13 @@ def run_corpus(corpus: Corpus, args: argparse.Namespace, noise: float, graded_no
         full = verdict(scores, labels, np.ones(n), compared)
         full_significant += full[1] != 0
         full_figures = figures(scores, labels, graded, np.ones(n))
-        for name, q in designs.items():
+        # The full pool's standardised ΔAUC influences with this campaign's labels: the bound.
+        known = np.clip(labels.astype(float), 1e-6, 1 - 1e-6)
+        oracle_sizes["all"].append(selection.expected_influence(scores, known))
+        oracle_sizes["compared"].append(selection.expected_influence(scores[list(compared)], known))
+        for name, design in designs.items():
+            # The oracle knows the labels before the campaign: unattainable, an upper reference.
+            q = selection.draw_weights(oracle_sizes["all"][-1], args.floor) if isinstance(design, str) else design
             if q is None:
                 order = rng.permutation(n)
                 keys = None
@@ -203,13 +269,13 @@ def run_corpus(corpus: Corpus, args: argparse.Namespace, noise: float, graded_no
             verdicts = []
             for size in sizes:
                 chosen = order[:size]
-                w = np.ones(size) if q is None else 1 / np.minimum(1, keys[order[size - 1]] * q[chosen])
+                w = np.ones(size) if q is None else 1 / probabilities(q, keys, order, size)[chosen]
                 verdicts.append(verdict(scores[:, chosen], labels[chosen], w, compared))
             counts[name].append(needed(verdicts, full, sizes))
             alone = [(v[1],) if len(v) == 2 else v for v in verdicts]
             delta_counts[name].append(needed(alone, (full[1],), sizes))
             chosen = order[:bias_size]
-            w = np.ones(bias_size) if q is None else 1 / np.minimum(1, keys[order[bias_size - 1]] * q[chosen])
+            w = np.ones(bias_size) if q is None else 1 / probabilities(q, keys, order, bias_size)[chosen]
             errors[name].append(figures(scores[:, chosen], labels[chosen], graded[chosen], w) - full_figures)
             if name == "adaptive (all 4 metrics)":
                 flat = np.ones(bias_size)
@@ -290,6 +356,18 @@ def run_corpus(corpus: Corpus, args: argparse.Namespace, noise: float, graded_no
             f"  {name:26s} compared ΔAUC {compared_saving:+.1%} (95 % CI {low[0]:+.1%} to {high[0]:+.1%}); "
             f"all 6 ΔAUCs {all_saving:+.1%} ({low[1]:+.1%} to {high[1]:+.1%})"
         )
+    print(
+        "Upper bound on the saving at equal precision (any Poisson design, even one that knew the labels): the optimal"
+    )
+    print("design π ∝ |influence| (Neyman) against the balanced one, from each campaign's full-pool influences,")
+    print("at the balanced order's mean judgements needed:")
+    for title, key, table in (
+        ("all 6 standardised ΔAUCs (the clusters)", "all", counts),
+        ("the compared ΔAUC alone", "compared", delta_counts),
+    ):
+        at = round(float(np.mean(table["balanced"])))
+        savings = [1 - neyman_needed(size, at) / at for size in oracle_sizes[key]]
+        print(f"  {title:42s} at {at:5d} judgements: {np.mean(savings):+.1%}")
     print(f"({elapsed:.0f} s)")
 
 
@@ -298,7 +376,9 @@ def main() -> int:
     parser.add_argument("--campaigns", type=int, default=200, help="Simulated campaigns per corpus (default 200).")
     parser.add_argument("--compared", default="levenshtein,bow_cosine", help="The two metrics of the ΔAUC question.")
     parser.add_argument("--corpora", default="mrpc,pit,stsb")
-    parser.add_argument("--floor", type=float, default=selection.FLOOR, help="Smallest draw weight (default 0.1).")
+    parser.add_argument(
+        "--floor", type=float, default=selection.FLOOR, help=f"Smallest draw weight (default {selection.FLOOR})."
+    )
     args = parser.parse_args()
     args.compared = tuple(args.compared.split(","))
     if len(args.compared) != 2 or any(name not in METRICS for name in args.compared):

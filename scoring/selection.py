@@ -1,7 +1,8 @@
 """Plan a campaign's adaptive order from its metric scores, and read the weights back.
 
 :func:`plan_selection` reads the scores the workers computed, gives every pool pair its draw
-weight and order key (:mod:`scoring.analysis.selection`) and writes them on the pair; the
+weight (the norm of its expected influence on the compared ΔAUCs) and order key
+(:mod:`scoring.analysis.selection`) and writes them on the pair; the
 order key, as a rank, becomes the pair's ``shuffle_key``, which the allocator walks from the
 start in an adaptive campaign (annotate/allocation.py). The plan is refused once the campaign
 has a campaign judgement: the pairs already judged were drawn with the weights in force, and
@@ -17,7 +18,7 @@ from django.conf import settings
 from django.db import transaction
 
 from annotate.models import Campaign, Judgement, Pair, parse_metric_names
-from scoring.analysis.selection import FLOOR, disagreement, draw_weights, order_keys, uniform_draw
+from scoring.analysis.selection import FLOOR, draw_weights, expected_influence, order_keys, uniform_draw
 from scoring.models import MetricConfig, Score
 
 # shuffle_key is a 31-bit integer: the planned order is spread over its range.
@@ -36,7 +37,7 @@ class SelectionPlan:
     metrics: list[str]  # the metric configurations compared (labels)
     floor: float
     smallest_weight: float
-    unscored: int  # pairs scored by fewer than two of them (served early, weight 1)
+    unscored: int  # pairs not scored by every compared metric (served early, weight 1)
 
 
 def _compared_configs(campaign: Campaign) -> list[MetricConfig]:
@@ -89,8 +90,8 @@ def plan_selection(campaign: Campaign, *, seed: int | None = None, floor: float 
             position = int(np.searchsorted(ids, pair_id))
             if value is not None and position < len(ids) and ids[position] == pair_id:
                 scores[row, position] = sign * value
-    spread = disagreement(scores) if len(ids) else np.zeros(0)
-    weights = draw_weights(spread, floor)
+    size = expected_influence(scores) if len(ids) else np.zeros(0)
+    weights = draw_weights(size, floor)
     uniforms = np.array([uniform_draw(seed, campaign.slug, int(pair_id)) for pair_id in ids])
     keys = order_keys(weights, uniforms)
     ranks = np.empty(len(ids), dtype=np.int64)
@@ -111,7 +112,7 @@ def plan_selection(campaign: Campaign, *, seed: int | None = None, floor: float 
         metrics=[config.label for config in configs],
         floor=floor,
         smallest_weight=float(weights.min()) if len(ids) else 1.0,
-        unscored=int(np.count_nonzero(~np.isfinite(spread))),
+        unscored=int(np.count_nonzero(~np.isfinite(size))),
     )
 
 

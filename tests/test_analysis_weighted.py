@@ -139,29 +139,126 @@ def test_inclusion_probabilities_are_the_poisson_ones_at_the_largest_key_served(
     assert selection.uniform_draw(SEED, "campaign", 7) == selection.uniform_draw(SEED, "campaign", 7)
 
 
+def loop_influence(scores: np.ndarray, p: np.ndarray) -> np.ndarray:
+    """The norm of the expected standardised ΔAUC influences, by the definition, pair by pair:
+    each pair counts as a paraphrase with weight p and as a non-paraphrase with weight 1 - p."""
+    n = scores.shape[1]
+    P, Q = p.sum(), (1 - p).sum()
+
+    def psi(x: float, y: float) -> float:
+        return 1.0 if x > y else 0.5 if x == y else 0.0
+
+    placements = []
+    for row in scores:
+        v10 = np.array([sum((1 - p[j]) * psi(row[i], row[j]) for j in range(n)) / Q for i in range(n)])
+        v01 = np.array([sum(p[i] * psi(row[i], row[j]) for i in range(n)) / P for j in range(n)])
+        auc = float(np.sum(p * v10) / P)
+        placements.append((v10 - auc, v01 - auc))
+    total = np.zeros(n)
+    for a in range(len(scores)):
+        for b in range(a + 1, len(scores)):
+            u_pos = (placements[a][0] - placements[b][0]) / P
+            u_neg = (placements[a][1] - placements[b][1]) / Q
+            expected = p * u_pos**2 + (1 - p) * u_neg**2
+            total += expected / expected.sum()
+    return np.sqrt(total)
+
+
+def test_the_expected_influence_matches_its_definition_written_here() -> None:
+    rng = np.random.default_rng(SEED)
+    n = 30
+    truth = rng.random(n) < 0.4
+    scores = np.round(np.vstack([rng.normal(size=n) + k * truth for k in (1.0, 0.5, 0.2)]), 1)  # ties on purpose
+    p = rng.uniform(0.05, 0.95, size=n)
+    assert selection.expected_influence(scores, p) == pytest.approx(loop_influence(scores, p), rel=1e-9)
+    # Without labels: the probability is the mean rank-normalised score, kept off 0 and 1.
+    ranks = np.vstack([(stats.rankdata(row) - 1) / (n - 1) for row in scores])
+    guess = np.clip(ranks.mean(axis=0), 0.02, 0.98)
+    assert selection.paraphrase_probability(scores) == pytest.approx(guess)
+    assert selection.expected_influence(scores) == pytest.approx(loop_influence(scores, guess), rel=1e-9)
+    # A pair some metric did not score: NaN for it, the others computed without it.
+    holed = scores.copy()
+    holed[1, 4] = np.nan
+    got = selection.expected_influence(holed, p)
+    assert math.isnan(got[4])
+    kept = np.arange(n) != 4
+    assert got[kept] == pytest.approx(loop_influence(scores[:, kept], p[kept]), rel=1e-9)
+    with pytest.raises(ValueError, match="at least two metrics"):
+        selection.expected_influence(scores[:1])
+
+
+def test_the_expected_influence_on_known_cases() -> None:
+    rng = np.random.default_rng(SEED)
+    a = rng.normal(size=40)
+    # Two metrics that rank every pair alike: no label can move their ΔAUC, every pair alike.
+    alike = selection.expected_influence(np.vstack([a, np.exp(a)]))
+    assert alike == pytest.approx(np.zeros(40), abs=1e-12)
+    assert selection.draw_weights(alike).tolist() == [1.0] * 40
+    # Labels known (p at 0 or 1): one ΔAUC's influences, standardised, are DeLong's components
+    # (paired.delong_components, written apart) minus the ΔAUC, over the size of the class.
+    positive = rng.random(40) < 0.3
+    b = rng.normal(size=40) + positive
+    c = rng.normal(size=40) + 0.3 * positive
+    known = np.where(positive, 1 - 1e-12, 1e-12)
+    got = selection.expected_influence(np.vstack([b, c]), known)
+    cb, cc = paired.delong_components(b, positive), paired.delong_components(c, positive)
+    delta = float(np.mean(cb[0]) - np.mean(cc[0]))
+    u = np.empty(40)
+    u[positive] = (cb[0] - cc[0] - delta) / positive.sum()
+    u[~positive] = (cb[1] - cc[1] - delta) / (~positive).sum()
+    assert got == pytest.approx(np.abs(u) / math.sqrt(np.sum(u**2)), rel=1e-6)
+
+
+def test_the_weighted_figures_of_the_whole_pool_are_the_census_values() -> None:
+    """Every pair drawn: every probability is 1, whatever the keys, and each Hájek figure is the
+    pool's own (scipy's and the loop's), however unequal the draw weights."""
+    rng = np.random.default_rng(SEED)
+    n = 80
+    positive = rng.random(n) < 0.4
+    a = np.round(rng.normal(size=n) + positive, 1)
+    b = rng.normal(size=n) + 0.5 * positive
+    human = a + rng.normal(size=n)
+    q = selection.draw_weights(selection.expected_influence(np.vstack([a, b])))
+    assert q.min() < 0.3 and q.max() == 1.0
+    keys = selection.order_keys(q, rng.random(n))
+    pi = selection.inclusion_probabilities(q, keys, np.ones(n, dtype=bool))
+    assert pi.tolist() == [1.0] * n
+    w = 1 / pi
+    assert weighted.hajek_auc(a, positive, w) == pytest.approx(loop_auc(a, positive, np.ones(n)))
+    assert weighted.weighted_pearson(a, human, w) == pytest.approx(stats.pearsonr(a, human)[0])
+    assert weighted.weighted_spearman(b, human, w) == pytest.approx(stats.spearmanr(b, human)[0])
+    assert weighted.ht_total(positive.astype(float), pi) == positive.sum()
+
+
 # --- unbiasedness on a known population ------------------------------------------------------
 
 
-def population(seed: int, n: int = 600) -> dict[str, np.ndarray]:
-    """Two metrics that disagree most where they are least right: the disputed pairs are harder."""
+def population(seed: int, n: int = 600, draw: str = "spread") -> dict[str, np.ndarray]:
+    """Two metrics that disagree most where they are least right: the disputed pairs are harder.
+    ``draw``: the planner's weights (``influence``) or the spread of the ranks used before."""
     rng = np.random.default_rng(seed)
     positive = rng.random(n) < 0.45
     shared = rng.normal(size=n) + 1.2 * positive
     a = shared + rng.normal(scale=0.6, size=n)
     b = shared + rng.normal(scale=1.2, size=n) + 0.3 * positive
     human = shared + rng.normal(scale=0.5, size=n)
-    q = selection.draw_weights(selection.disagreement(np.vstack([a, b])))
+    if draw == "influence":
+        q = selection.draw_weights(selection.expected_influence(np.vstack([a, b])))
+    else:
+        q = selection.draw_weights(selection.disagreement(np.vstack([a, b])), floor=0.1)
     return {"positive": positive, "a": a, "b": b, "human": human, "q": q}
 
 
-def test_weighted_estimates_are_unbiased_for_the_whole_pool_and_unweighted_ones_are_not() -> None:
-    pop = population(SEED)
+@pytest.mark.parametrize("draw", ["influence", "spread"])
+def test_weighted_estimates_are_unbiased_for_the_whole_pool_and_unweighted_ones_are_not(draw: str) -> None:
+    pop = population(SEED, draw=draw)
     q, positive, a, b, human = pop["q"], pop["positive"], pop["a"], pop["b"], pop["human"]
     full = {
         "auc": loop_auc(a, positive, np.ones(len(a))),
         "pearson": stats.pearsonr(a, human)[0],
         "spearman": stats.spearmanr(b, human)[0],
         "positives": float(positive.sum()),
+        "human total": float(human.sum()),
     }
     # Another stream than the population's (the same seed would draw the same uniforms again).
     rng = np.random.default_rng([SEED, 1])
@@ -181,6 +278,7 @@ def test_weighted_estimates_are_unbiased_for_the_whole_pool_and_unweighted_ones_
         got["pearson"].append(weighted.weighted_pearson(a[served], human[served], w))
         got["spearman"].append(weighted.weighted_spearman(b[served], human[served], w))
         got["positives"].append(weighted.ht_total(positive[served].astype(float), pi))
+        got["human total"].append(float(np.sum(human[served] / pi)))  # Horvitz-Thompson, written here
         naive.append(paired.auc_from_ranks(stats.rankdata(a[served]), positive[served]))
     for key, values in got.items():
         mean, se = np.mean(values), np.std(values, ddof=1) / math.sqrt(draws)

@@ -52,7 +52,7 @@ def hand_ranks(values: list[float]) -> np.ndarray:
     return np.array([order.index(value) / (len(values) - 1) for value in values])
 
 
-def test_the_plan_weights_pairs_by_disagreement_and_the_allocator_serves_them_by_key(settings) -> None:
+def test_the_plan_weights_pairs_by_influence_and_the_allocator_serves_them_by_key(settings) -> None:
     settings.PARAEVAL_SEED = SEED
     campaign = make_campaign(selection="adaptive", judges_per_pair=1, quota=50)
     a = [0.1, 0.2, 0.3, 0.4, 0.5, 0.6, 0.7, 0.8]
@@ -60,8 +60,11 @@ def test_the_plan_weights_pairs_by_disagreement_and_the_allocator_serves_them_by
     pairs = scored_pool(campaign, a, b)
     plan = plan_selection(campaign)
     assert (plan.pairs, plan.metrics, plan.floor, plan.unscored) == (8, ["BLEU", "chrF"], 0.1, 0)
-    spread = np.abs(hand_ranks(a) - hand_ranks(b))
-    expected_q = 0.1 + 0.9 * spread / spread.max()
+    # The label-free guess of each pair's class: its mean rank-normalised score (no ties here).
+    guess = np.clip((hand_ranks(a) + hand_ranks(b)) / 2, 0.02, 0.98)
+    assert selection.paraphrase_probability(np.vstack([a, b])) == pytest.approx(guess)
+    size = selection.expected_influence(np.vstack([a, b]), guess)
+    expected_q = 0.1 + 0.9 * size / size.max()
     stored = {pair.pk: pair for pair in Pair.objects.filter(campaign=campaign)}
     for pair, q in zip(pairs, expected_q, strict=True):
         row = stored[pair.pk]
@@ -105,7 +108,7 @@ def test_the_command_plans_and_says_what_it_did(settings) -> None:
     call_command("plan_selection", "--campaign", "cmd", stdout=out)
     assert out.getvalue().strip() == (
         "Planned 3 pairs of cmd: compared BLEU, chrF; draw weights from 0.10 to 1 (floor 0.1); "
-        "0 pairs not scored by two metrics come early with weight 1."
+        "0 pairs not scored by every compared metric come early with weight 1."
     )
     Campaign.objects.filter(pk=campaign.pk).update(selection="balanced")
     with pytest.raises(CommandError, match="uses the balanced order: set its selection to adaptive first"):
@@ -194,6 +197,8 @@ def test_the_dashboard_shows_weighted_figures_for_an_adaptive_campaign(client) -
     keys = np.array([(index + 1) / 100 for index in range(len(pairs))]) / q
     for pair, weight, key in zip(pairs, q, keys, strict=True):
         Pair.objects.filter(pk=pair.pk).update(selection_probability=weight, selection_key=key)
+    # One pool pair not judged yet (its key last): the judged pairs are a sample, weighted.
+    waiting = make_pair(built.campaign, selection_probability=0.1, selection_key=keys.max() + 1)
     body = client.get("/staff/dashboard/data/", {"campaign": "adapt", "reference": "gold"}).json()
     table = body["tables"][0]
     assert table["key"] == "weighted"
@@ -201,7 +206,7 @@ def test_the_dashboard_shows_weighted_figures_for_an_adaptive_campaign(client) -
     w = 1 / np.minimum(1, keys.max() * q)
     assert table["caption"] == (
         f"These figures are weighted: this campaign serves the pairs where the metrics disagree first, so its "
-        f"{len(pairs)} judged pairs of {len(pairs)} over-represent the disputed ones. Each judged pair counts "
+        f"{len(pairs)} judged pairs of {len(pairs) + 1} over-represent the disputed ones. Each judged pair counts "
         f"1 / its inclusion probability (weights from {fmt(w.min(), 1)} to {fmt(w.max(), 1)}; Hájek "
         "(inverse-probability weighted) estimator), so the figures describe the whole pool. The tables below "
         "are unweighted: they describe the judged pairs."
@@ -225,6 +230,15 @@ def test_the_dashboard_shows_weighted_figures_for_an_adaptive_campaign(client) -
     assert row["cells"][4]["text"] == str(len(pairs))
     low, high = row["cells"][1]["text"].split(" to ")
     assert float(low) < row["cells"][0]["value"] < float(high)
+    # The whole pool judged: a census, every weight 1, the figures the pool's own.
+    waiting.delete()
+    cache.clear()
+    shared_cache().clear()
+    body = client.get("/staff/dashboard/data/", {"campaign": "adapt", "reference": "gold"}).json()
+    row = next(row for row in body["tables"][0]["rows"] if row["label"] == "BLEU")
+    census = loop_auc(np.array([bleu[pk] for pk in values]), gold, np.ones(len(pairs)))
+    assert row["cells"][0]["value"] == pytest.approx(census, abs=5e-4)
+    assert "(weights from 1.0 to 1.0;" in body["tables"][0]["caption"]
     # A balanced campaign has no weighted table.
     balanced = make_scored_campaign(slug="fair", name="Fair")
     body = client.get("/staff/dashboard/data/", {"campaign": balanced.campaign.slug}).json()

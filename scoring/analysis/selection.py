@@ -2,16 +2,22 @@
 probability each pair ends up judged.
 
 The researcher asks which metric agrees with people (the paired ΔAUC of two metrics, or the
-significance clusters of all of them). A judgement of a pair where the metrics rank the pair
-alike barely moves that answer: both metrics gain or lose the same. A judgement of a pair they
-rank far apart moves it most. So each pair gets a *draw weight*
+significance clusters of all of them). Each answer moves every ΔAUC by the pair's *influence*:
+its DeLong placement value minus the AUC, over the size of its class, for one metric minus the
+other. A pair both metrics rank alike barely moves it; a pair they rank far apart moves it most,
+and a paraphrase in a pool with few paraphrases more than a non-paraphrase. Poisson sampling
+with inclusion probabilities proportional to the size of the influence is the design of least
+variance for a given number of judgements (Neyman allocation). The labels are not known when
+the order is planned, so :func:`expected_influence` takes each pair's expected squared
+influence, a paraphrase with probability ``p`` read from the metrics' scores
+(:func:`paraphrase_probability`), on every compared ΔAUC scaled by its standard error, and
+each pair gets the *draw weight*
 
-    q = floor + (1 - floor) * d / max(d),
+    q = floor + (1 - floor) * size / max(size),
 
-where ``d`` is the spread of the pair's rank-normalised scores across the compared metrics
-(for two metrics: |rank_a - rank_b|; for all metrics: the largest minus the smallest rank).
-The floor (:data:`FLOOR`) keeps every pair possible, so the weighted statistics cover the
-whole pool, not only the disputed part.
+``size`` the root of the sum of those squares. The floor (:data:`FLOOR`) keeps every pair
+possible, so the weighted statistics cover the whole pool, not only the disputed part.
+:func:`disagreement` (the spread of the rank-normalised scores) is the draw used before.
 
 The order is *sequential Poisson sampling* (Ohlsson 1998; order sampling, Rosén 1997): each
 pair draws ``u`` uniform in (0, 1) from the project seed and its id (SHA-256: the same in every
@@ -34,12 +40,17 @@ import numpy as np
 from numpy.typing import NDArray
 from scipy import stats
 
+from scoring.analysis.weighted import weighted_components
+
 FloatArray = NDArray[np.float64]
 BoolArray = NDArray[np.bool_]
 
-# The smallest draw weight, relative to the most disputed pair: a pair where the metrics agree
-# perfectly is still drawn a tenth as often, so no part of the pool is left out and no weight
-# exceeds ten times the smallest (weights that vary more make the weighted figures noisy).
+# The smallest draw weight, relative to the most influential pair: a pair that can barely move
+# any ΔAUC is still drawn a tenth as often, so no part of the pool is left out and no weight
+# exceeds ten times the smallest. Weights that vary more make the weighted figures noisy, and
+# the ratio estimators (Pearson, Spearman) biased by order 1 / (effective sample size): with a
+# floor of 0.05 the weighted Pearson of 120 pairs drawn from 600 was off by 4 Monte-Carlo
+# standard errors (tests/test_analysis_weighted.py), for no clear saving in the benchmark.
 FLOOR = 0.1
 
 
@@ -72,10 +83,73 @@ def disagreement(oriented: FloatArray) -> FloatArray:
     return np.asarray(spread, dtype=np.float64)
 
 
+def paraphrase_probability(oriented: FloatArray) -> FloatArray:
+    """Per pair, a label-free guess of the chance that people call it a paraphrase: the mean of its
+    rank-normalised scores over the metrics that scored it (0.5 where none did), kept in
+    [0.02, 0.98] so that every pair can fall in either class."""
+    ranks = np.vstack([rank_normalise(row) for row in oriented])
+    finite = np.isfinite(ranks)
+    counted = finite.sum(axis=0)
+    total = np.where(finite, ranks, 0.0).sum(axis=0)
+    mean = np.where(counted > 0, total / np.maximum(counted, 1), 0.5)
+    return np.asarray(np.clip(mean, 0.02, 0.98), dtype=np.float64)
+
+
+def expected_influence(oriented: FloatArray, probability: FloatArray | None = None) -> FloatArray:
+    """Per pair, the norm of its expected influence on every paired ΔAUC of the metrics (rows of
+    ``oriented``, higher = closer in meaning), each ΔAUC scaled by its own standard error.
+
+    A pair's influence on the (Hájek) AUC of a metric is its DeLong placement value minus the
+    AUC, over the size of its class: ``(V10_i - A) / n_pos`` for a paraphrase, ``(V01_i - A) /
+    n_neg`` for a non-paraphrase; on a ΔAUC, the difference of the two metrics' influences. The
+    labels are unknown when the order is planned, so each pair counts as a paraphrase with the
+    probability ``p`` (:func:`paraphrase_probability` unless given) and as a non-paraphrase with
+    ``1 - p``: the placement values come from the pool weighted by ``p`` and ``1 - p``, and the
+    squared influence is its expectation ``p u_pos² + (1 - p) u_neg²``. Dividing each ΔAUC's
+    influences by the root of their sum (its standard error) makes every comparison count by how
+    much a pair moves its test statistic. The result ``sqrt(Σ_k E[u_ik²] / SE_k²)`` is the size
+    for which Poisson inclusion probabilities ``π_i ∝ size_i`` minimise the summed variance of
+    all the standardised ΔAUCs (Neyman allocation: minimise ``Σ (1/π_i - 1) z_i²`` subject to
+    ``Σ π_i = n``).
+
+    Pairs not scored by every metric get NaN (:func:`draw_weights` serves them early).
+    """
+    if oriented.ndim != 2 or oriented.shape[0] < 2:
+        raise ValueError("the influence needs the scores of at least two metrics (metrics x pairs)")
+    n = oriented.shape[1]
+    scored = np.all(np.isfinite(oriented), axis=0)
+    size = np.full(n, np.nan)
+    if np.count_nonzero(scored) < 2:
+        return size
+    p = paraphrase_probability(oriented) if probability is None else probability
+    p = p[scored]
+    both = np.concatenate([np.ones(len(p), dtype=bool), np.zeros(len(p), dtype=bool)])
+    weights = np.concatenate([p, 1 - p])
+    positives, negatives = float(np.sum(p)), float(np.sum(1 - p))
+    centred_pos, centred_neg = [], []
+    for row in oriented[:, scored]:
+        parts = weighted_components(np.concatenate([row, row]), both, weights)
+        if parts is None:  # pragma: no cover - both classes always carry weight here
+            return size
+        centred_pos.append(parts.v10 - parts.auc)
+        centred_neg.append(parts.v01 - parts.auc)
+    total = np.zeros(len(p))
+    for a in range(len(centred_pos)):
+        for b in range(a + 1, len(centred_pos)):
+            u_pos = (centred_pos[a] - centred_pos[b]) / positives
+            u_neg = (centred_neg[a] - centred_neg[b]) / negatives
+            squared = p * u_pos**2 + (1 - p) * u_neg**2
+            variance = float(np.sum(squared))
+            if variance > 0:
+                total += squared / variance
+    size[scored] = np.sqrt(total)
+    return size
+
+
 def draw_weights(spread: FloatArray, floor: float = FLOOR) -> FloatArray:
     """Draw weights in [floor, 1] proportional to ``floor + (1 - floor) * spread / max(spread)``.
 
-    A pair with no spread known (NaN: not scored by two metrics) gets the largest weight 1: with
+    A pair with nothing known (NaN: not scored by the metrics compared) gets the largest weight 1: with
     nothing to say it is uninformative, it is served early rather than left to the end.
     """
     if not 0 < floor <= 1:
@@ -105,7 +179,7 @@ def order_keys(weights: FloatArray, uniforms: FloatArray) -> FloatArray:
 def inclusion_probabilities(weights: FloatArray, keys: FloatArray, served: BoolArray) -> FloatArray:
     """Each pair's probability of being among the served pairs: ``min(1, t q)``, ``t`` the
     largest key served (an empty campaign: all 1, nothing is weighted yet)."""
-    if not np.any(served):
+    if not np.any(served) or np.all(served):
         return np.ones(len(weights))
     threshold = float(np.max(keys[served]))
     probabilities: FloatArray = np.minimum(1.0, threshold * weights)
@@ -116,8 +190,10 @@ __all__ = [
     "FLOOR",
     "disagreement",
     "draw_weights",
+    "expected_influence",
     "inclusion_probabilities",
     "order_keys",
+    "paraphrase_probability",
     "rank_normalise",
     "uniform_draw",
 ]

@@ -402,6 +402,7 @@ def _scores(
 def pool_inclusion_probabilities(campaign: Campaign, ids: np.ndarray) -> np.ndarray | None:
     """Adaptive selection: each pair's inclusion probability ``min(1, t q)`` (``t`` the largest
     order key among the pool's judged pairs, whatever the filters); None for a balanced campaign.
+    Once every pool pair is judged all are 1: the figures are the whole pool's own.
 
     A pair without a planned weight (imported after the plan) counts as certain once judged.
     """
@@ -411,8 +412,8 @@ def pool_inclusion_probabilities(campaign: Campaign, ids: np.ndarray) -> np.ndar
     threshold = pool.filter(judgement_count__gt=0).aggregate(top=Max("selection_key"))["top"]
     planned = dict(pool.filter(id__in=ids.tolist()).values_list("id", "selection_probability"))
     weights = np.array([planned.get(int(pair_id)) or 1.0 for pair_id in ids], dtype=np.float64)
-    if threshold is None:
-        return np.ones(len(ids))
+    if threshold is None or not pool.filter(judgement_count=0).exists():
+        return np.ones(len(ids))  # nothing judged yet, or the whole pool: a census, every pair certain
     # The same rule as scoring.analysis.selection.inclusion_probabilities, with t read by the database.
     return np.minimum(1.0, float(threshold) * weights)
 

@@ -12,8 +12,8 @@ from scoring.selection import SelectionError, plan_selection
 
 class Command(BaseCommand):
     help = (
-        "Give every pair of an adaptive campaign its draw weight and place in the order (the pairs where the "
-        "compared metrics disagree most come first). Run it after the metrics scored the pairs and before the "
+        "Give every pair of an adaptive campaign its draw weight and place in the order (the pairs whose label would "
+        "move the compared metrics' ΔAUCs most come first). Run it after the metrics scored the pairs and before the "
         "first volunteer. Example: manage.py plan_selection --campaign mrpc-test"
     )
 
@@ -37,5 +37,5 @@ class Command(BaseCommand):
         self.stdout.write(
             f"Planned {plan.pairs} pairs of {campaign.slug}: compared {compared}; "
             f"draw weights from {plan.smallest_weight:.2f} to 1 (floor {plan.floor}); "
-            f"{plan.unscored} pairs not scored by two metrics come early with weight 1."
+            f"{plan.unscored} pairs not scored by every compared metric come early with weight 1."
         )
