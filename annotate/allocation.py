@@ -588,6 +588,10 @@ WHERE c.is_open
         SELECT COUNT(*) FROM {assignment} held
         WHERE held.pair_id = p.id AND held.answered_at IS NULL AND held.expires_at > %s AND NOT ({yielding_any})
       ) < c.judges_per_pair
+    -- In the allocation index's order, and kept a subplan per campaign (OFFSET stops PostgreSQL
+    -- turning it into an anti-join, which hashes every pair of every campaign): it stops at the
+    -- first pair with a free place instead.
+    ORDER BY p.judgement_count LIMIT 1 OFFSET 0
   )"""
 
 

@@ -573,3 +573,24 @@ class CorpusObjective(models.Model):
 
     def __str__(self) -> str:
         return f"{self.campaign.slug}/{self.origin}: {self.objective}"
+
+
+class CampaignTally(models.Model):
+    """A campaign's row counts, kept by the database on every write (never written by Python).
+
+    Triggers added by the migration ``campaign_tallies_kept_by_triggers`` add the rows of every
+    INSERT into, and take off those of every DELETE from, the pairs, judgements and volunteers
+    tables, in the transaction that writes them (bulk imports, answers, the admin, cascades
+    and raw SQL alike), so a staff page reads a campaign's size from one row instead of
+    counting a million. :mod:`annotate.tallies` reads them (and counts them again, for the
+    tests that hold the triggers to COUNT(*)).
+    """
+
+    campaign = models.OneToOneField(Campaign, on_delete=models.CASCADE, primary_key=True, related_name="tally")
+    pairs = models.BigIntegerField(default=0, help_text="Corpus pairs: neither training nor attention checks.")
+    checks = models.BigIntegerField(default=0, help_text="Attention-check pairs (not training).")
+    judgements = models.BigIntegerField(default=0, help_text="Judgements of corpus pairs (not training, not checks).")
+    volunteers = models.BigIntegerField(default=0, help_text="Volunteers who started the campaign.")
+
+    def __str__(self) -> str:
+        return f"{self.campaign_id}: {self.pairs} pairs, {self.judgements} judgements"

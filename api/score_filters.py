@@ -3,11 +3,12 @@
 from __future__ import annotations
 
 import django_filters
-from django.db.models import Exists, OuterRef, Q, QuerySet
+from django.db.models import Q, QuerySet
 
 from annotate.models import Campaign
 from api.filters import CampaignSlugFilter, IdFilter, StrictChoiceFilter, TextFilter
 from scoring.models import MetricConfig, Score
+from scoring.tallies import scored_configs
 
 
 class MetricConfigFilter(django_filters.FilterSet):
@@ -20,7 +21,7 @@ class MetricConfigFilter(django_filters.FilterSet):
 
     def filter_campaign(self, queryset: QuerySet[MetricConfig], name: str, value: Campaign) -> QuerySet[MetricConfig]:
         """Configurations that scored at least one pair of the campaign."""
-        return queryset.filter(Exists(Score.objects.filter(metric_config=OuterRef("pk"), pair__campaign=value)))
+        return queryset.filter(pk__in=scored_configs(value).values("pk"))
 
 
 class ScoreFilter(django_filters.FilterSet):

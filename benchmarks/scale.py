@@ -20,13 +20,18 @@ Not a test: a script that prints figures. In this process, on a throwaway Postgr
    planner's choice on tables of a million rows) and flags those that still scan a campaign
    table (pairs, judgements, assignments, scores) sequentially or read more than 60 rows;
 4. requests the staff pages as a superuser (home, dashboard data, volunteers, pair list with and
-   without a metric, one pair, status, the first chunk of an export) and keeps their CPU.
+   without a metric, one pair, status, the first chunk of an export), each twice: first with
+   the page caches and the kept analyses emptied, then again; for each, the CPU of this process,
+   the CPU of the backend and the statements (a statement that runs past 60 s fails the page,
+   shown as status 0, instead of hanging the run).
 
 It prints each figure as a ratio to the first size with the same judgements (the volunteer
-target: within 10 % at 1,000,000 pairs) and the staff pages' CPU in ms.
+target: within 10 % at 1,000,000 pairs; the staff target: 150 ms of web and PostgreSQL CPU per
+page, marked ``!`` when missed). ``--volunteers 0`` measures the staff pages only.
 
     .venv/bin/python benchmarks/scale.py --database postgres://postgres@127.0.0.1:5432/bench_scale
     .venv/bin/python benchmarks/scale.py --database … --sizes 2000,100000 --judgements 0
+    .venv/bin/python benchmarks/scale.py --database … --sizes 2000,1000000 --judgements 300000 --volunteers 0
 """
 
 from __future__ import annotations
@@ -40,6 +45,7 @@ import tempfile
 import time
 from collections import defaultdict
 from dataclasses import dataclass, field
+from datetime import timedelta
 from pathlib import Path
 from typing import Any
 
@@ -59,7 +65,7 @@ class Figures:
     pg_ms: dict[str, list[float]] = field(default_factory=lambda: defaultdict(list))
     statements: dict[str, list[int]] = field(default_factory=lambda: defaultdict(list))
     flagged: list[str] = field(default_factory=list)
-    staff_ms: dict[str, float] = field(default_factory=dict)
+    staff: dict[str, Any] = field(default_factory=dict)  # StaffView per page and view
     judgements: int = 0
 
 
@@ -176,8 +182,10 @@ def build(size: int, judgements: int, scores: bool, number: int) -> tuple[Any, i
         recount_judgements(campaign)
     if scores:
         rows = configs.enabled_configs()
-        now = timezone.now()
-        first = Score.objects.create(pair=template, metric_config=rows[0], value=0.5, computed_at=now)
+        # Scored a day ago: the status page's throughput counts the scores of the last hour, and
+        # a million scores computed in that hour is not the campaign the pages are measured on.
+        earlier = timezone.now() - timedelta(days=1)
+        first = Score.objects.create(pair=template, metric_config=rows[0], value=0.5, computed_at=earlier)
         with connection.cursor() as cursor:
             columns = [str(f.column) for f in Score._meta.concrete_fields if not f.primary_key]
             values = [
@@ -285,15 +293,35 @@ def visit(campaign: Any, figures: Figures | None) -> list[str]:
     return flagged
 
 
+STAFF_BUDGET_MS = 150  # web + PostgreSQL CPU of one staff request
+STAFF_TIMEOUT_MS = 60_000  # a statement that runs longer fails the page instead of hanging the run
+
+
+@dataclass(frozen=True)
+class StaffView:
+    """One staff request: its status, this process's CPU, the backend's CPU and its statements."""
+
+    status: int
+    web_ms: float
+    pg_ms: float
+    statements: int
+
+
 def staff_pages(campaign: Any, figures: Figures) -> None:
+    """Each staff page twice: first with an empty cache (what the first visit after a change
+    pays), then again (what a reload pays while nothing changed)."""
+    from django.core.cache import cache, caches
+    from django.db import connection
+    from django.db.utils import OperationalError
     from django.test import Client
+    from django.test.utils import CaptureQueriesContext
 
     from annotate.models import Pair
     from scoring.pipeline import configs
 
     client = Client()
     client.force_login(staff_user())
-    metric = configs.enabled_configs()[0].metric
+    metric = configs.enabled_configs()[0].pk
     pair = Pair.objects.filter(campaign=campaign, is_training=False, is_check=False).order_by("id")[0]
     slug = campaign.slug
     pages = {
@@ -306,13 +334,32 @@ def staff_pages(campaign: Any, figures: Figures) -> None:
         "status": "/staff/status/",
         "export start": f"/staff/export/{slug}/?level=pairs&format=csv",
     }
+    with connection.cursor() as cursor:
+        cursor.execute("SELECT pg_backend_pid()")
+        (pid,) = cursor.fetchone()
+        cursor.execute(f"SET statement_timeout = {STAFF_TIMEOUT_MS}")
+    client.get("/staff/status/")  # imports and the metric registry, not counted
     for name, path in pages.items():
-        client.get(path)  # warm: caches and imports
-        start = time.process_time()
-        response = client.get(path)
-        if response.streaming:
-            next(iter(response.streaming_content), b"")  # type: ignore[attr-defined]
-        figures.staff_ms[f"{name} [{response.status_code}]"] = (time.process_time() - start) * 1000
+        cache.clear()  # the kept verdicts and counts
+        caches["analyses"].clear()  # the kept reports
+        for view in ("first", "repeat"):
+            web, pg = time.process_time(), backend_cpu_ms(pid)
+            try:
+                with CaptureQueriesContext(connection) as queries:
+                    response = client.get(path)
+                    if response.streaming:
+                        next(iter(response.streaming_content), b"")  # type: ignore[attr-defined]
+                status = response.status_code
+            except OperationalError:  # the statement timeout: the page would have hung
+                status = 0
+            figures.staff[f"{name} ({view})"] = StaffView(
+                status,
+                (time.process_time() - web) * 1000,
+                backend_cpu_ms(pid) - pg,
+                len(queries),
+            )
+    with connection.cursor() as cursor:
+        cursor.execute("SET statement_timeout = 0")
 
 
 def staff_user() -> Any:
@@ -341,14 +388,27 @@ def report(size: int, figures: Figures, reference: Figures | None) -> None:
                 + f"  statements {count / ref_count:4.2f}"
             )
         print(line)
-    if figures.staff_ms:
-        print("  staff pages, CPU of this process:")
-    for name, ms in figures.staff_ms.items():
-        print(f"    {name:<34} {ms:8.1f} ms")
-    print(
-        f"  volunteer statements that scan a campaign table or read over {ROWS_PER_STATEMENT} rows:"
-        f" {len(figures.flagged)}"
-    )
+    if figures.staff:
+        print(
+            f"  staff pages (CPU of this process and of the backend; over {STAFF_BUDGET_MS} ms:"
+            f" marked !; status 0: a statement ran past {STAFF_TIMEOUT_MS // 1000} s):"
+        )
+    for name, view in figures.staff.items():
+        total = view.web_ms + view.pg_ms
+        line = (
+            f"    {name:<38} [{view.status}] web {view.web_ms:7.1f} ms  PostgreSQL {view.pg_ms:7.1f} ms"
+            f"  statements {view.statements:3d}  {'!' if total > STAFF_BUDGET_MS or view.status != 200 else ' '}"
+        )
+        if reference is not None and name in reference.staff:
+            ref = reference.staff[name]
+            ratio = total / max(ref.web_ms + ref.pg_ms, 1)
+            line += f"  | ratio CPU {ratio:5.2f}  statements {view.statements / max(ref.statements, 1):4.2f}"
+        print(line)
+    if figures.web_ms:
+        print(
+            f"  volunteer statements that scan a campaign table or read over {ROWS_PER_STATEMENT} rows:"
+            f" {len(figures.flagged)}"
+        )
     for line in figures.flagged:
         print(f"    {line}")
 
@@ -384,16 +444,18 @@ def run(sizes: list[int], judgements: list[int], volunteers: int, scores: bool, 
             started = time.perf_counter()
             campaign, judged = build(size, others, scores, number)
             figures = Figures(judgements=judged)
-            visit(campaign, Figures())  # warm-up visit, not counted
-            for _ in range(volunteers):
-                visit(campaign, figures)
-            with connection.cursor() as cursor:
-                cursor.execute("SET enable_seqscan = off")  # as the planner does on large tables
-            figures.flagged = visit(campaign, None)
+            built = time.perf_counter() - started
+            if volunteers:
+                visit(campaign, Figures())  # warm-up visit, not counted
+                for _ in range(volunteers):
+                    visit(campaign, figures)
+                with connection.cursor() as cursor:
+                    cursor.execute("SET enable_seqscan = off")  # as the planner does on large tables
+                figures.flagged = visit(campaign, None)
             if staff:
                 staff_pages(campaign, figures)
             report(size, figures, reference)
-            print(f"  (built and measured in {time.perf_counter() - started:.0f} s)")
+            print(f"  (built in {built:.0f} s, measured in {time.perf_counter() - started - built:.0f} s)")
             reference = reference or figures  # (the campaign stays: later ones have it beside them)
 
 
@@ -402,7 +464,7 @@ def main() -> None:
     parser.add_argument("--database", required=True, help="postgres://…/name: a throwaway database (dropped after)")
     parser.add_argument("--sizes", default="2000,100000,1000000", help="pool sizes, comma-separated")
     parser.add_argument("--judgements", default="0,300000", help="others' judgements, comma-separated")
-    parser.add_argument("--volunteers", type=int, default=10, help="visits measured per campaign")
+    parser.add_argument("--volunteers", type=int, default=10, help="visits measured per campaign (0: staff pages only)")
     parser.add_argument("--no-scores", action="store_true", help="no metric scores (a faster build)")
     parser.add_argument("--no-staff", action="store_true", help="volunteer requests only, no staff page")
     options = parser.parse_args()

@@ -289,3 +289,23 @@ class StoppingRule(models.Model):
 
     def __str__(self) -> str:
         return f"stopping rule of campaign {self.campaign_id}"
+
+
+class ScoreTally(models.Model):
+    """Done and failed scores of one metric configuration on one campaign's scorable pairs (every
+    pair but the training ones), kept by the database: the migration ``score_tallies_kept_by_triggers``
+    adds triggers on the scores table (inserts, deletes, a status that changes) so that the
+    status page reads a handful of rows instead of counting every score."""
+
+    campaign = models.ForeignKey("annotate.Campaign", on_delete=models.CASCADE, related_name="score_tallies")
+    metric_config = models.ForeignKey(MetricConfig, on_delete=models.CASCADE, related_name="tallies")
+    done = models.BigIntegerField(default=0)
+    failed = models.BigIntegerField(default=0)
+
+    class Meta:
+        constraints = [
+            models.UniqueConstraint(fields=["campaign", "metric_config"], name="one_score_tally_per_campaign_config")
+        ]
+
+    def __str__(self) -> str:
+        return f"{self.campaign_id}/{self.metric_config_id}: {self.done} done, {self.failed} failed"

@@ -12,12 +12,12 @@ from dataclasses import dataclass
 from typing import Any
 
 from django.conf import settings
-from django.db.models import Count, Exists, IntegerField, OuterRef, Subquery
+from django.db.models import Exists, OuterRef
 from django.db.models.functions import Coalesce
 from django.urls import reverse
 
 from annotate.exports.links import ExportLink, export_links
-from annotate.models import Campaign, Judgement, Pair
+from annotate.models import Campaign, Pair
 from annotate.teams import campaigns_for
 
 
@@ -51,26 +51,16 @@ def volunteer_link(slug: str) -> str:
     return settings.SITE_URL + reverse("annotate:welcome", args=[slug])
 
 
-def _count(model: type[Pair] | type[Judgement], campaign_path: str) -> Coalesce:
-    # A subquery per counted model: two joined Counts would multiply each other's rows.
-    rows = (
-        # One definition everywhere: training and attention-check pairs (and their answers)
-        # are not corpus pairs, as in the exports, the API and the dashboard.
-        model._default_manager.filter(**{campaign_path: OuterRef("pk")}, is_training=False, is_check=False)
-        .order_by()
-        .values(campaign_path)
-        .annotate(n=Count("pk"))
-        .values("n")
-    )
-    return Coalesce(Subquery(rows, output_field=IntegerField()), 0)
-
-
 def campaign_entries(user: Any) -> list[CampaignEntry]:
-    """The campaigns ``user`` may see, open ones first then by name, with counts and links (one query)."""
+    """The campaigns ``user`` may see, open ones first then by name, with counts and links (one query).
+
+    The counts are the campaign's kept tallies (:mod:`annotate.tallies`): corpus pairs and their
+    judgements (training and attention-check pairs are not corpus pairs, as in the exports, the
+    API and the dashboard), one joined row per campaign instead of counting its rows."""
     dashboard = reverse("staff:dashboard")
     rows = (
         campaigns_for(user)
-        .annotate(pair_count=_count(Pair, "campaign"), judgement_count=_count(Judgement, "pair__campaign"))
+        .annotate(pair_count=Coalesce("tally__pairs", 0), judgement_count=Coalesce("tally__judgements", 0))
         .order_by("-is_open", "name", "slug")
         .values_list("slug", "name", "is_open", "created_at", "pair_count", "judgement_count")
     )

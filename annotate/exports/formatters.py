@@ -5,7 +5,8 @@ pair, with the judges' summary (:func:`annotate.aggregation.verdict`) and one co
 configuration. Rows are plain dicts of JSON-compatible values (str, int, float, bool, None,
 list of str); the writers decide how each becomes a CSV cell or a JSON value.
 
-Reads stay bounded: pairs and judgements are streamed with ``.iterator(chunk_size=...)`` and
+Reads stay bounded: pairs are read in chunks by id (:func:`by_id_chunks`), judgements streamed with
+``.iterator(chunk_size=...)``, and
 the label counts and scores are fetched per chunk of pairs, two queries per chunk
 whatever the number of judges or metrics.
 """
@@ -14,14 +15,14 @@ from __future__ import annotations
 
 import math
 from collections import defaultdict
-from collections.abc import Iterable, Iterator, Sequence
+from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
 from datetime import datetime
 from functools import lru_cache
-from itertools import chain, islice, repeat
-from typing import Any, TypeVar
+from itertools import chain, repeat
+from typing import Any
 
-from django.db.models import Case, Count, When
+from django.db.models import Case, Count, QuerySet, When
 
 from annotate.aggregation import PairVerdict, verdict
 from annotate.exports.scores import score_source
@@ -31,7 +32,6 @@ from annotate.pseudonyms import volunteer_pseudonym
 from annotate.quality import campaign_quality, excluded_volunteer_ids
 
 Row = dict[str, Any]
-T = TypeVar("T")
 
 DEFAULT_CHUNK_SIZE = 1000
 
@@ -84,11 +84,20 @@ PAIR_COLUMNS: tuple[str, ...] = (
 FAILED_SCORES_COLUMN = "failed_scores"
 
 
-def chunked(items: Iterable[T], size: int) -> Iterator[list[T]]:
-    """Successive lists of at most ``size`` items (``itertools.batched`` needs Python 3.12)."""
-    iterator = iter(items)
-    while chunk := list(islice(iterator, size)):
+def by_id_chunks(rows: QuerySet[Any, tuple[Any, ...]], size: int) -> Iterator[list[tuple[Any, ...]]]:
+    """``rows`` (a ``values_list`` whose first value is the id, in id order) ``size`` at a time,
+    each chunk one statement that starts after the last id of the one before (an index range).
+
+    Not ``.iterator()``: on PostgreSQL outside a transaction that is a ``WITH HOLD`` cursor, which
+    the server materialises whole before the first row comes back (a million pairs' texts
+    before the first line of the download)."""
+    after = None
+    while True:
+        chunk = list((rows if after is None else rows.filter(id__gt=after))[:size])
+        if not chunk:
+            return
         yield chunk
+        after = chunk[-1][0]
 
 
 def _timestamp(value: datetime) -> str:
@@ -302,7 +311,7 @@ def pair_rows(
     )
     excluded = sorted(excluded_volunteer_ids(campaign))
     no_judgements: dict[str, int] = {}
-    for chunk in chunked(pairs.iterator(chunk_size=chunk_size), chunk_size):
+    for chunk in by_id_chunks(pairs, chunk_size):
         first, last = chunk[0][0], chunk[-1][0]
         counts, left_out = _label_counts(campaign, first, last, excluded)
         scores = _scores(campaign, first, last, metrics)

@@ -11,15 +11,14 @@ from datetime import UTC, datetime, timedelta
 from typing import TYPE_CHECKING, Any
 
 from django.conf import settings
-from django.db.models import Count, Q
+from django.db.models import Count, Q, Sum
 from django.db.models.functions import TruncMinute
 from django.utils import timezone
 
+from annotate.models import CampaignTally
 from paraeval import broker
-from scoring.models import MetricConfig, Score, WorkerHeartbeat
+from scoring.models import MetricConfig, Score, ScoreTally, WorkerHeartbeat
 from scoring.pipeline import configs
-from scoring.pipeline.pending import scorable_pairs
-from scoring.reports import verdicts
 
 if TYPE_CHECKING:  # web code imports no metric module (tests/test_workers_web_imports.py)
     from scoring.metrics.base import Metric
@@ -119,10 +118,9 @@ def collect(now: datetime | None = None) -> StatusReport:
     minutes, series = _series(now, names)
     workers = _workers(now)
     throughput = _throughput(now, names)
-    # Counts over every pair and score: kept until a pair or score arrives or a score is
-    # recomputed (the change stamp, one indexed query), so a page that polls every few seconds
-    # does not count them again while nothing changes.
-    by_language, counts = verdicts.kept(verdicts.EVERY_CAMPAIGN, "status", _pair_and_score_counts)
+    # Pairs and scores as the database's tallies keep them: two small grouped reads, never a
+    # count over every pair and score.
+    by_language, counts = _pair_and_score_counts()
     return StatusReport(
         generated_at=now,
         transport=queues.transport or _transport_name(),
@@ -213,19 +211,19 @@ def _workers(now: datetime) -> list[WorkerStatus]:
 
 
 def _pair_and_score_counts() -> tuple[dict[str, int], dict[int, dict[str, Any]]]:
-    """Scorable pairs per campaign language, and done and failed scores per configuration."""
+    """Scorable pairs (every pair but the training ones) per campaign language, and done and
+    failed scores per configuration, summed over the campaigns' kept tallies."""
     by_language = {
         row["campaign__language"]: row["n"]
-        for row in scorable_pairs().values("campaign__language").annotate(n=Count("id")).order_by()
+        for row in CampaignTally.objects.values("campaign__language")
+        .annotate(n=Sum("pairs") + Sum("checks"))
+        .order_by()
     }
     counts: dict[int, dict[str, Any]] = {
         row["metric_config"]: dict(row)
-        for row in Score.objects.filter(pair__is_training=False)
-        .values("metric_config")
-        .annotate(
-            done=Count("id", filter=Q(status=Score.Status.DONE)),
-            failed=Count("id", filter=Q(status=Score.Status.FAILED)),
-        )
+        for row in ScoreTally.objects.values("metric_config")
+        .annotate(done=Sum("done"), failed=Sum("failed"))
+        .filter(Q(done__gt=0) | Q(failed__gt=0))
         .order_by()
     }
     return by_language, counts

@@ -22,7 +22,7 @@ from typing import Any
 
 import numpy as np
 from django.core.cache import cache
-from django.db.models import Case, Count, Exists, F, FloatField, Func, Max, OuterRef, Q, Subquery, Sum, When
+from django.db.models import Case, Count, F, FloatField, Func, Max, OuterRef, Q, Subquery, Sum, When
 from django.utils import timezone
 from numpy.typing import NDArray
 
@@ -36,6 +36,7 @@ from scoring.metrics.lexical import normalised_char_distance
 from scoring.models import MetricConfig, Score, StoppingRule
 from scoring.reports.robustness import campaign_probe_scores, probe_fingerprint
 from scoring.reports.state import state_key
+from scoring.tallies import scored_configs
 
 
 class EpochSeconds(Func):
@@ -366,7 +367,7 @@ def _scores(
     """Every configuration that scored the campaign, its scores per pair (NaN: none usable) and
     which of them failed."""
     configs = list(
-        MetricConfig.objects.filter(Exists(Score.objects.filter(metric_config=OuterRef("pk"), pair__campaign=campaign)))
+        scored_configs(campaign)
         .order_by("metric", "id")
         .values_list("id", "metric", "label", "higher_is_closer", "natural_threshold")
     )

@@ -8,11 +8,10 @@ from __future__ import annotations
 from collections.abc import Iterator, Sequence
 from typing import Any
 
-from django.db.models import Exists, OuterRef
-
 from annotate.exports.scores import PairScore, ScoredConfiguration
 from annotate.models import Campaign
-from scoring.models import MetricConfig, Score
+from scoring.models import Score
+from scoring.tallies import scored_configs
 
 
 class ScoringScoreSource:
@@ -20,9 +19,8 @@ class ScoringScoreSource:
 
     def configurations(self, campaign: Campaign) -> list[ScoredConfiguration]:
         """Configurations that scored at least one non-training pair of ``campaign``."""
-        scored = Score.objects.filter(metric_config=OuterRef("pk"), pair__campaign=campaign, pair__is_training=False)
         rows = (
-            MetricConfig.objects.filter(Exists(scored))
+            scored_configs(campaign)
             .order_by("metric", "label", "id")
             .values_list("id", "label", "metric", "config_hash")
         )

@@ -10,15 +10,17 @@ from collections import Counter
 from dataclasses import dataclass
 
 import numpy as np
-from django.db.models import Exists, OuterRef, Q, QuerySet
+from django.db.models import Q, QuerySet
 
 from annotate.diff import Segment, highlight
 from annotate.labels import LABEL_DISPLAY, Label
 from annotate.models import Campaign, Judgement, Pair
 from annotate.pseudonyms import volunteer_pseudonym
+from annotate.tallies import tally
 from scoring.analysis import disagreements
 from scoring.models import MetricConfig, Score
 from scoring.reports import verdicts
+from scoring.tallies import scored_configs
 
 PAGE_SIZE = 50
 
@@ -123,9 +125,11 @@ def _facets(campaign: Campaign) -> Facets:
     origins = sorted(pairs.exclude(origin="").values_list("origin", flat=True).distinct())
     systems = sorted(pairs.exclude(system="").values_list("system", flat=True).distinct())
     # One EXISTS per configuration (a handful), not a DISTINCT over every score of the campaign.
-    scored = Exists(Score.objects.filter(metric_config=OuterRef("pk"), pair__campaign=campaign))
-    configs = list(MetricConfig.objects.filter(scored).order_by("label").values_list("pk", "label"))
-    return Facets(pairs.count(), origins, systems, configs)
+    configs = list(scored_configs(campaign).order_by("label").values_list("pk", "label"))
+    # Every pair the list shows: the kept tallies, and the few training pairs (an index range).
+    kept = tally(campaign)
+    count = kept.pairs + kept.checks + pairs.filter(is_training=True).count()
+    return Facets(count, origins, systems, configs)
 
 
 def facets(campaign: Campaign) -> Facets:

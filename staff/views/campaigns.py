@@ -11,7 +11,6 @@ from django.conf import settings
 from django.contrib.admin.views.decorators import staff_member_required
 from django.core.exceptions import ValidationError
 from django.core.validators import validate_slug
-from django.db.models import Exists, OuterRef
 from django.http import HttpRequest, HttpResponse, JsonResponse
 from django.shortcuts import redirect, render
 from django.urls import reverse
@@ -23,9 +22,10 @@ from annotate.models import Campaign
 from annotate.teams import TeamError, campaign_or_404, team_for_new_campaign
 from paraeval.textcheck import loads_bounded
 from scoring.analysis.planning import PlanError
-from scoring.models import MetricConfig, Score, StoppingRule
+from scoring.models import StoppingRule
 from scoring.reports import stopping, verdicts
 from scoring.reports.planning import COLUMNS, campaign_plan, parse_request, summary, table_rows
+from scoring.tallies import scored_configs
 from staff.forms import CampaignSettingsForm, PlanForm, StoppingRuleForm
 from staff.hub import public_campaign, volunteer_link
 
@@ -75,11 +75,7 @@ def settings_page(request: HttpRequest, slug: str) -> HttpResponse:
 
 def _plan_context(request: HttpRequest, campaign: Campaign) -> dict[str, Any]:
     """The planner's section: its form, and the grid when the form was sent (``plan=1``)."""
-    labels = list(
-        MetricConfig.objects.filter(Exists(Score.objects.filter(metric_config=OuterRef("pk"), pair__campaign=campaign)))
-        .order_by("label")
-        .values_list("label", flat=True)
-    )
+    labels = list(scored_configs(campaign).order_by("label").values_list("label", flat=True))
     asked = request.method in ("GET", "HEAD") and request.GET.get("plan") == "1"
     form = PlanForm(request.GET if asked else None, labels=labels)
     context: dict[str, Any] = {"plan_form": form, "plan_labels": labels}

@@ -1,0 +1,54 @@
+"""A campaign's sizes as the staff pages show them, read from the counters the database keeps.
+
+:class:`annotate.models.CampaignTally` (and ``scoring``'s score tallies) are written by triggers
+in the transaction of every insert and delete (migration ``campaign_tallies_kept_by_triggers``),
+so reading a campaign's pairs, checks, judgements and volunteers is one indexed row, whatever
+the campaign's size. :func:`counted` counts the same rows with COUNT(*): what the tests hold the
+triggers to, and the reference when in doubt.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+from dataclasses import dataclass
+
+from annotate.models import Campaign, CampaignTally, Judgement, Pair, Volunteer
+
+
+@dataclass(frozen=True)
+class CampaignCounts:
+    """Corpus pairs, attention checks, corpus judgements and volunteers of one campaign."""
+
+    pairs: int = 0
+    checks: int = 0
+    judgements: int = 0
+    volunteers: int = 0
+
+
+def tallies(campaign_ids: Iterable[int]) -> dict[int, CampaignCounts]:
+    """The kept counts of each campaign of ``campaign_ids`` (one query; zeros for one with no row yet)."""
+    ids = list(campaign_ids)
+    found = {
+        row.campaign_id: CampaignCounts(row.pairs, row.checks, row.judgements, row.volunteers)
+        for row in CampaignTally.objects.filter(campaign_id__in=ids)
+    }
+    return {pk: found.get(pk, CampaignCounts()) for pk in ids}
+
+
+def tally(campaign: Campaign) -> CampaignCounts:
+    """The kept counts of one campaign."""
+    return tallies([campaign.pk])[campaign.pk]
+
+
+def counted(campaign: Campaign) -> CampaignCounts:
+    """The same counts by COUNT(*) over the campaign's rows (four scans: tests and checks only)."""
+    pairs = Pair.objects.filter(campaign=campaign, is_training=False)
+    return CampaignCounts(
+        pairs=pairs.filter(is_check=False).count(),
+        checks=pairs.filter(is_check=True).count(),
+        judgements=Judgement.objects.filter(pair__campaign=campaign, is_training=False, is_check=False).count(),
+        volunteers=Volunteer.objects.filter(campaign=campaign).count(),
+    )
+
+
+__all__ = ["CampaignCounts", "counted", "tallies", "tally"]
