@@ -13,6 +13,7 @@ from django.utils import timezone
 
 from annotate.models import Campaign, Judgement, Pair
 from annotate.signals import judgement_recorded
+from paraeval import broker
 from scoring.analysis import sequential
 from scoring.models import Score, StoppingRule
 from scoring.reports import stopping, stopping_queue, tasks
@@ -229,16 +230,51 @@ def test_a_judgement_queues_one_delayed_check_while_a_rule_waits(monkeypatch):
 
 
 def test_the_check_is_sent_to_the_interactive_queue_later(monkeypatch):
-    sent: list[tuple] = []
-    monkeypatch.setattr(stopping_queue.app, "send_task", lambda name, **kwargs: sent.append((name, kwargs)))
-    stopping_queue.queue_check(42)
+    sent: list[broker.TaskMessage] = []
+
+    def send(messages):
+        sent.extend(messages)
+        return broker.SendResult(len(messages), 0)
+
+    monkeypatch.setattr(stopping_queue.broker, "send", send)
+    assert stopping_queue.queue_check(42)
     assert sent == [
-        (
+        broker.TaskMessage(
             "scoring.reports.tasks.check_settled",
-            {"kwargs": {"campaign_id": 42}, "queue": "interactive", "countdown": stopping_queue.CHECK_DELAY_SECONDS},
+            (42,),
+            "interactive",
+            countdown=stopping_queue.CHECK_DELAY_SECONDS,
         )
     ]
     assert tasks.check_settled.name == "scoring.reports.tasks.check_settled"
+
+
+def test_a_countdown_reaches_the_broker_as_the_eta_of_the_message(redis_url, redis_db):
+    """Through a real Redis broker: the message of the check carries its eta CHECK_DELAY_SECONDS
+    ahead, and the task's argument; a message without a countdown carries none."""
+    import base64
+    import json
+    from datetime import datetime
+
+    from tests.workers_support import redis_transport_options, use_broker
+
+    with use_broker(redis_url, redis_transport_options(60)):
+        before = datetime.now().astimezone()
+        assert stopping_queue.queue_check(42)
+        assert broker.send([broker.TaskMessage("scoring.reports.tasks.check_settled", (7,), "interactive")]).sent == 1
+    messages = [json.loads(raw) for raw in redis_db.lrange("interactive", 0, -1)]
+    by_argument = {}
+    for message in messages:
+        body = json.loads(base64.b64decode(message["body"]))
+        by_argument[body[0][0]] = message["headers"]
+    assert set(by_argument) == {42, 7}
+    assert by_argument[42]["task"] == stopping_queue.CHECK_TASK
+    eta = datetime.fromisoformat(by_argument[42]["eta"])
+    delay = (eta - before).total_seconds()
+    assert stopping_queue.CHECK_DELAY_SECONDS - 1 <= delay <= stopping_queue.CHECK_DELAY_SECONDS + 5
+    assert by_argument[7]["eta"] is None
+    with pytest.raises(ValueError, match="countdown: seconds, 0 or more, got -1"):
+        broker.TaskMessage("x", (), "interactive", countdown=-1)
 
 
 def test_a_campaign_without_a_rule_has_no_stopping_section(client):
