@@ -4,25 +4,29 @@
     nice .venv/bin/python benchmarks/record.py stopping_rule -- .venv/bin/python benchmarks/stopping_rule.py
 
 Simulated campaigns on MRPC (train + test, 5,801 pairs; ``PARAEVAL_SHARED_DATA`` or
-``../shared/data``): each campaign draws its pairs at random from the corpus (with replacement),
+``../shared/data``): each campaign draws distinct pairs from the corpus in a random order,
 three simulated volunteers judge each pair, each giving MRPC's gold label except with
 probability ``--noise`` the opposite one, and the pair's label is their majority. The
 question is the paired ROC AUC difference of two metrics; the dashboard is read after every
 judgement (the sequence moves when a pair gets its third judgement, so every completion is a
-look). Two rules are compared: the always-valid confidence sequence of
-:mod:`scoring.analysis.sequential` and the naive one, DeLong's fixed-sample test (p < alpha)
-repeated at every look.
+look). Two stopping methods: the always-valid confidence sequence of
+:mod:`scoring.analysis.sequential` (decides at every look) and the group-sequential
+O'Brien-Fleming alpha-spending plan of :mod:`scoring.analysis.sequential_design` (read at every
+look, decides only at its ``--looks`` looks); the naive rule, DeLong's fixed-sample test
+(p < alpha) repeated at every look, is the contrast.
 
+* **The planner**: A is the character edit similarity, B the same plus Gaussian noise fixed per
+  corpus pair, its scale chosen so that the planner (:mod:`scoring.analysis.planning`, the
+  gold labels as the truth) says a fixed design of ``--planned`` pairs has power 0.80. The
+  planner then gives each method's own size for power 0.8 and its predicted power there.
 * **Equal AUC** (the false-positive rate): A and B are the character and the word edit
   similarity of each pair (percentile ranks over the corpus), assigned to A or B by a fair coin
-  per pair and campaign, so that A and B are exchangeable and their AUCs equal exactly.
-* **Power**: A is the character edit similarity, B the same plus Gaussian noise whose scale is
-  chosen so that, by the normal approximation (DeLong's standard error of one large sample
-  scaled by 1 / sqrt(n)), a fixed-sample test at ``--planned`` labelled pairs has power 0.80.
-  The campaign may run to ``--cap`` times the planned pairs; the confidence sequence is tuned
-  to be tightest at the planned size.
+  per pair and campaign, so that A and B are exchangeable and their AUCs equal exactly. The
+  campaigns run to ``--cap`` times the methods' size.
+* **Power**: each method run on its own planned size; the share of campaigns it settled (with
+  A better) by that size, against the planner's prediction.
 
-Judgements at stop: three per labelled pair at the first crossing (or at the cap when none).
+Judgements at stop: three per labelled pair at the first crossing (or at the size when none).
 """
 
 from __future__ import annotations
@@ -41,7 +45,7 @@ from scipy import stats
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
-from scoring.analysis import paired, sequential  # noqa: E402
+from scoring.analysis import planning, sequential, sequential_design  # noqa: E402
 from scoring.analysis.bootstrap import DEFAULT_SEED  # noqa: E402
 from scoring.metrics.lexical import normalised_char_distance, normalised_word_distance  # noqa: E402
 
@@ -74,34 +78,34 @@ def volunteer_labels(gold: np.ndarray, drawn: np.ndarray, noise: float, rng: np.
     return votes.sum(axis=-1) * 2 > JUDGES
 
 
-def effect_for(x: np.ndarray, gold: np.ndarray, noise: float, planned: int, seed: int) -> tuple[float, float, float]:
-    """The noise scale s making B = x + s N(0, sd(x)) have fixed-sample power 0.80 at ``planned``
-    pairs (normal approximation on one large simulated sample); with the AUC difference and
-    sigma = DeLong's standard error x sqrt(n) there."""
-    rng = np.random.default_rng([seed, 1])
-    big = 40_000
-    drawn = rng.integers(0, len(gold), big)
-    labels = volunteer_labels(gold, drawn, noise, rng)
-    base = rng.normal(0, x.std(), big)
-    a = x[drawn]
-    target = stats.norm.ppf(0.975) + stats.norm.ppf(0.80)
+def pool_input(a: np.ndarray, b: np.ndarray, gold: np.ndarray, noise: float) -> planning.PlanInput:
+    """The planner's view of the corpus: both metrics' scores, the gold labels as the truth."""
+    return planning.PlanInput(
+        ["A", "B"], np.array([a, b]), gold.astype(np.float64), planning.NoiseModel.from_flip(noise)
+    )
 
-    def standardised(scale: float) -> tuple[float, float]:
-        d, se, _ = paired.delong_test(
-            paired.delong_components(a, labels), paired.delong_components(a + scale * base, labels)
+
+def effect_for(x: np.ndarray, gold: np.ndarray, noise: float, planned: int, seed: int) -> tuple[float, np.ndarray]:
+    """B = x + s e, e a fixed standard normal per corpus pair times sd(x): the scale s for which the
+    planner says a fixed design of ``planned`` pairs (three judges) has power 0.80."""
+    rng = np.random.default_rng([seed, 1])
+    base = rng.normal(0, x.std(), len(x))
+
+    def power(scale: float) -> float:
+        model = planning.rule_model(
+            pool_input(x, x + scale * base, gold, noise), planning.Question.AUC, JUDGES, 0.05, 5
         )
-        return d, se * math.sqrt(big)
+        assert model is not None
+        return model.fixed_power(planned)
 
     low, high = 0.0, 5.0
     for _ in range(40):
         middle = (low + high) / 2
-        d, sigma = standardised(middle)
-        if d / (sigma / math.sqrt(planned)) < target:
+        if power(middle) < 0.8:
             low = middle
         else:
             high = middle
-    d, sigma = standardised(high)
-    return high, d, sigma
+    return high, x + high * base
 
 
 def fixed_power(difference: float, sigma: float, n: int, alpha: float) -> float:
@@ -120,85 +124,120 @@ def binomial_interval(hits: int, n: int) -> str:
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--campaigns", type=int, default=1000)
-    parser.add_argument("--planned", type=int, default=500, help="planned labelled pairs")
-    parser.add_argument("--cap", type=float, default=2.0, help="campaign size at most, times the planned pairs")
+    parser.add_argument("--planned", type=int, default=500, help="pairs where the fixed design has power 0.8")
+    parser.add_argument("--cap", type=float, default=2.0, help="equal AUC: campaigns run to this times the rule's size")
     parser.add_argument("--noise", type=float, default=0.15, help="chance that a judge flips the gold label")
     parser.add_argument("--alpha", type=float, default=0.05)
+    parser.add_argument("--looks", type=int, default=sequential_design.DEFAULT_LOOKS)
     parser.add_argument("--seed", type=int, default=DEFAULT_SEED)
     args = parser.parse_args()
     started = time.perf_counter()
     gold, chars, words = load_mrpc()
-    cap = round(args.planned * args.cap)
     rng = np.random.default_rng(args.seed)
-    alpha, planned, campaigns = args.alpha, args.planned, args.campaigns
+    alpha, campaigns = args.alpha, args.campaigns
     print(
-        f"MRPC, {len(gold):,} pairs; {campaigns:,} simulated campaigns per scenario, {JUDGES} judges per pair "
-        f"(each flips the gold label with probability {args.noise}); alpha = {alpha}; seed {args.seed}"
+        f"MRPC, {len(gold):,} pairs; {campaigns:,} simulated campaigns per scenario, each drawing distinct pairs, "
+        f"{JUDGES} judges per pair (each flips the gold label with probability {args.noise}); alpha = {alpha}; "
+        f"seed {args.seed}"
     )
-    print(f"The dashboard read after every judgement, up to {cap:,} labelled pairs ({cap * JUDGES:,} judgements).")
+
+    # --- the planner ------------------------------------------------------------------------------
+    scale, b_scores = effect_for(chars, gold, args.noise, args.planned, args.seed)
+    model = planning.rule_model(
+        pool_input(chars, b_scores, gold, args.noise), planning.Question.AUC, JUDGES, alpha, args.looks
+    )
+    assert model is not None
+    sizes = model.sizes(JUDGES)
+    assert sizes.fixed and sizes.sequence and sizes.group_sequential and sizes.group_sequential_planned
+    assert sizes.sequence_power is not None and sizes.group_sequential_power is not None
+    gs = sequential_design.group_sequential_plan(sizes.group_sequential_planned, args.looks, alpha)
+    print(
+        f"B = A + noise fixed per pair (scale {scale:.3f} x sd of A): the planner's AUC difference "
+        f"{model.difference:.4f}, sigma {math.sqrt(model.variance):.3f} per labelled pair"
+    )
+    print("The planner's sizes for power 0.8:")
+    print(f"  fixed design (one test at the end):                 {sizes.fixed} pairs")
+    print(f"  always-valid confidence sequence, tuned there:      {sizes.sequence} pairs")
+    print(
+        f"  group-sequential, O'Brien-Fleming spending, {args.looks} looks: planned {sizes.group_sequential_planned}, "
+        f"at most {gs.max_pairs} pairs (x {sequential_design.inflation(args.looks, alpha):.3f}); looks at "
+        f"{', '.join(map(str, gs.looks))}; |Z| boundaries {', '.join(f'{c:.3f}' for c in gs.boundaries)}"
+    )
+    cs_question = sequential.Question(0, 1, alpha=alpha, planned_pairs=sizes.sequence)
 
     # --- equal AUC -------------------------------------------------------------------------------
+    cap = round(max(sizes.sequence, gs.max_pairs) * args.cap)
+    print()
+    print(
+        f"Equal AUC (character and word edit similarity, exchanged at random per pair): false-positive rate, the "
+        f"dashboard read after every judgement up to {cap:,} labelled pairs ({cap * JUDGES:,} judgements)"
+    )
     x, y = ranks(chars), ranks(words)
-    drawn = rng.integers(0, len(gold), (campaigns, cap))
+    drawn = draw(rng, len(gold), campaigns, cap)
     labels = volunteer_labels(gold, drawn, args.noise, rng)
     coin = rng.random((campaigns, cap)) < 0.5
     a = np.where(coin, x[drawn], y[drawn])
     b = np.where(coin, y[drawn], x[drawn])
     null = sequential.delong_paths(a, b, labels)
-    crossed = sequential.crossings(null, alpha, planned)
-    print()
-    print("Equal AUC (character and word edit similarity, exchanged at random per pair): false-positive rate")
-    print(f"  always-valid confidence sequence: {binomial_interval(int((crossed.always_valid >= 0).sum()), campaigns)}")
-    print(f"  naive DeLong test at every look:  {binomial_interval(int((crossed.naive >= 0).sum()), campaigns)}")
-    at_planned = sequential.naive_mask(null, alpha)[:, planned - 1]
-    print(f"  DeLong test once, at {planned} pairs: {binomial_interval(int(at_planned.sum()), campaigns)}")
+    crossed = sequential.crossings(null, alpha, cs_question.planned_pairs)
+    gs_null = sequential.first_true(sequential.group_sequential_mask(null, gs))
+    print(
+        f"  always-valid confidence sequence:   {binomial_interval(int((crossed.always_valid >= 0).sum()), campaigns)}"
+    )
+    print(f"  group-sequential (decides at looks): {binomial_interval(int((gs_null >= 0).sum()), campaigns)}")
+    print(f"  naive DeLong test at every look:     {binomial_interval(int((crossed.naive >= 0).sum()), campaigns)}")
 
     # --- power -------------------------------------------------------------------------------------
-    scale, difference, sigma = effect_for(chars, gold, args.noise, planned, args.seed)
-    predicted = fixed_power(difference, sigma, planned, alpha)
-    drawn = rng.integers(0, len(gold), (campaigns, cap))
+    longest = max(sizes.sequence, gs.max_pairs, sizes.fixed, args.planned)
+    drawn = draw(rng, len(gold), campaigns, longest)
     labels = volunteer_labels(gold, drawn, args.noise, rng)
-    a = chars[drawn]
-    b = a + scale * rng.normal(0, chars.std(), (campaigns, cap))
-    effect = sequential.delong_paths(a, b, labels)
-    crossed = sequential.crossings(effect, alpha, planned)
-    first = crossed.always_valid
-    stopped = first >= 0
-    right_sign = stopped & (effect.difference[np.arange(campaigns), np.maximum(first, 0)] > 0)
-    fixed_once = sequential.naive_mask(effect, alpha)[:, planned - 1] & (effect.difference[:, planned - 1] > 0)
-    pairs_at_stop = np.where(stopped, first + 1, cap)
+    effect = sequential.delong_paths(chars[drawn], b_scores[drawn], labels)
+    rows = np.arange(campaigns)
     print()
-    print(
-        f"Power: B = A + noise (scale {scale:.3f} x sd of A): AUC difference {difference:.4f}, "
-        f"sigma {sigma:.3f} (DeLong's standard error x sqrt(n))"
-    )
-    print(
-        f"  fixed design at {planned} pairs, normal approximation: power {predicted:.3f}; "
-        f"observed over the campaigns: {binomial_interval(int(fixed_once.sum()), campaigns)}"
-    )
-    by_planned = right_sign & (first < planned)
-    print(f"  always-valid, settled by {planned} pairs:        {binomial_interval(int(by_planned.sum()), campaigns)}")
-    print(f"  always-valid, settled by {cap} pairs (the cap): {binomial_interval(int(right_sign.sum()), campaigns)}")
-    print(f"  settled with the wrong sign: {int((stopped & ~right_sign).sum())} of {campaigns}")
-    print(
-        f"  judgements at stop (the cap when not settled): mean {pairs_at_stop.mean() * JUDGES:,.0f}, "
-        f"median {np.median(pairs_at_stop) * JUDGES:,.0f}; a fixed design: {planned * JUDGES:,}"
-    )
-    needed = next(
-        (n for n in range(planned, cap + 1) if (right_sign & (first < n)).mean() >= 0.8),
-        None,
-    )
-    if needed is None:
-        print(f"  power 0.8 not reached by the cap ({cap} pairs)")
-    else:
+    print("Power (settled with A better): predicted by the planner, observed over the campaigns")
+
+    def line(name: str, predicted: float, hits: np.ndarray) -> None:
+        observed = float(hits.mean())
+        gap = predicted - observed
         print(
-            f"  power 0.8 reached by {needed} pairs ({needed / planned:.2f} x the planned size, "
-            f"{needed * JUDGES:,} judgements)"
+            f"  {name}: predicted {predicted:.3f}, observed {binomial_interval(int(hits.sum()), campaigns)}; "
+            f"difference {gap:+.3f} ({'within' if abs(gap) <= 0.05 else 'OUTSIDE'} 0.05)"
         )
-    m = float(sequential.multiplier(planned, alpha, planned))
-    print(f"  at {planned} pairs the always-valid half-width is {m:.2f} standard errors (fixed-sample: 1.96)")
+
+    n = sizes.fixed
+    once = sequential.naive_mask(effect, alpha)[:, n - 1] & (effect.difference[:, n - 1] > 0)
+    line(f"fixed design, one test at {n} pairs", model.fixed_power(n), once)
+    tuned = sequential.crossings(effect, alpha, sizes.sequence).always_valid
+    right = (tuned >= 0) & (effect.difference[rows, np.maximum(tuned, 0)] > 0)
+    line(
+        f"confidence sequence by {sizes.sequence} pairs (its size for 0.8)",
+        sizes.sequence_power,
+        right & (tuned < sizes.sequence),
+    )
+    early = sequential.crossings(effect, alpha, args.planned).always_valid
+    right_early = (early >= 0) & (effect.difference[rows, np.maximum(early, 0)] > 0) & (early < args.planned)
+    line(f"confidence sequence by {args.planned} pairs (tuned there)", model.sequence_power(args.planned), right_early)
+    stop = sequential.first_true(sequential.group_sequential_mask(effect, gs))
+    gs_right = (stop >= 0) & (effect.difference[rows, np.maximum(stop, 0)] > 0)
+    line(f"group-sequential by {gs.max_pairs} pairs (its maximum)", sizes.group_sequential_power, gs_right)
+    wrong = int(((tuned >= 0) & ~right).sum()) + int(((stop >= 0) & ~gs_right).sum())
+    print(f"  settled with the wrong sign: {wrong} of {2 * campaigns}")
+    cs_stop = np.where(tuned >= 0, np.minimum(tuned + 1, sizes.sequence), sizes.sequence)
+    gs_stop = np.where(stop >= 0, stop + 1, gs.max_pairs)
+    print(
+        f"  judgements at stop (the rule's size when not settled): confidence sequence mean "
+        f"{cs_stop.mean() * JUDGES:,.0f}; group-sequential mean {gs_stop.mean() * JUDGES:,.0f}; "
+        f"fixed design {sizes.fixed * JUDGES:,}"
+    )
+    m = float(sequential.multiplier(args.planned, alpha, args.planned))
+    print(f"  at {args.planned} pairs the always-valid half-width is {m:.2f} standard errors (fixed-sample: 1.96)")
     print(f"\n({time.perf_counter() - started:.0f} s)")
     return 0
+
+
+def draw(rng: np.random.Generator, pool: int, campaigns: int, size: int) -> np.ndarray:
+    """Each campaign's pairs: ``size`` distinct corpus pairs in a random order."""
+    return np.argsort(rng.random((campaigns, pool)), axis=1)[:, :size]
 
 
 if __name__ == "__main__":

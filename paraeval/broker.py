@@ -37,13 +37,19 @@ PRIORITY_BACKLOG = 9
 
 @dataclass(frozen=True)
 class TaskMessage:
-    """One task to send: its name, arguments and queue (and Celery's hard time limit, if any)."""
+    """One task to send: its name, arguments and queue (and Celery's hard time limit, if any;
+    ``countdown``: seconds before a worker may run it, None to run it at once)."""
 
     name: str
     args: tuple[object, ...]
     queue: str
     priority: int = PRIORITY_FIRST
     time_limit: int | None = None
+    countdown: int | None = None
+
+    def __post_init__(self) -> None:
+        if self.countdown is not None and self.countdown < 0:
+            raise ValueError(f"countdown: seconds, 0 or more, got {self.countdown}")
 
 
 @dataclass(frozen=True)
@@ -98,6 +104,7 @@ def send(messages: Sequence[TaskMessage]) -> SendResult:
                     queue=message.queue,
                     priority=message.priority,
                     time_limit=message.time_limit,
+                    countdown=message.countdown,
                     producer=producer,
                     retry=False,
                 )

@@ -256,6 +256,10 @@ class StoppingRule(models.Model):
         AUC = "auc", "ROC AUC against the volunteers' majority label"
         PEARSON = "pearson", "Pearson r against the volunteers' mean answer (1-4)"
 
+    class Method(models.TextChoices):
+        CONFIDENCE_SEQUENCE = "confidence_sequence", "Always-valid confidence sequence (decides at every judgement)"
+        GROUP_SEQUENTIAL = "group_sequential", "Group-sequential O'Brien-Fleming plan (decides at planned looks)"
+
     campaign = models.OneToOneField("annotate.Campaign", on_delete=models.CASCADE, related_name="stopping_rule")
     statistic = models.CharField(max_length=10, choices=Statistic.choices, default=Statistic.AUC)
     metric_a = models.ForeignKey(MetricConfig, on_delete=models.PROTECT, related_name="+")
@@ -263,6 +267,15 @@ class StoppingRule(models.Model):
     alpha = models.FloatField(default=0.05, help_text="The error rate kept however often the dashboard is read.")
     planned_pairs = models.PositiveIntegerField(
         default=1000, help_text="Labelled pairs planned: the interval is tightest there (validity never depends on it)."
+    )
+    method = models.CharField(
+        max_length=20,
+        choices=Method.choices,
+        default=Method.CONFIDENCE_SEQUENCE,
+        help_text="How the question is decided: at every judgement, or only at the planned looks.",
+    )
+    looks = models.PositiveSmallIntegerField(
+        default=5, help_text="The group-sequential plan's looks, at equal shares of its maximum size."
     )
     close_when_settled = models.BooleanField(
         default=False, help_text="Close the campaign by itself once the question is settled."

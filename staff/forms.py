@@ -171,6 +171,25 @@ class StoppingRuleForm(forms.Form):
         max_value=1_000_000,
         help_text="Where the always-valid interval is tightest; a wrong guess costs width, never validity.",
     )
+    method = forms.ChoiceField(
+        label="Stopping method",
+        choices=StoppingRule.Method.choices,
+        initial=StoppingRule.Method.CONFIDENCE_SEQUENCE,
+        required=False,  # the confidence sequence when not given
+        help_text=(
+            "Confidence sequence: may settle at any judgement, needs about 1.6 times the fixed design's pairs "
+            "for the same power. Group-sequential: decides only at its looks, needs about 1.03 times; its maximum "
+            "is the planned pairs times that. The planner shows both."
+        ),
+    )
+    looks = forms.IntegerField(
+        label="Looks (group-sequential)",
+        initial=5,
+        min_value=1,
+        max_value=20,
+        required=False,
+        help_text="Equally spaced looks up to the plan's maximum size (group-sequential only).",
+    )
     close_when_settled = forms.BooleanField(
         label="Close when settled",
         required=False,

@@ -229,3 +229,46 @@ def test_consensus_truth_finds_two_well_separated_classes():
     scores, truth = pool(2000, strength=(4.0, 4.0, 4.0))
     fitted = P.truth_from_consensus(scores)
     assert np.mean((fitted > 0.5) == (truth == 1)) > 0.95
+
+
+def test_the_plan_gives_each_stopping_rules_own_power_and_its_size_for_power_0_8():
+    """Beside the fixed design's power: the confidence sequence's and the group-sequential plan's,
+    the same figures as :mod:`scoring.analysis.sequential_design` on the planner's drift; the
+    sizes are the smallest that reach 0.8 (one pair fewer falls short). The clusters get none."""
+    from scoring.analysis import sequential_design
+
+    rng = np.random.default_rng(DEFAULT_SEED)
+    n = 2000
+    truth = (rng.random(n) < 0.6).astype(float)
+    a = truth + rng.normal(0, 1, n)
+    b = a + rng.normal(0, 0.6, n)
+    data = P.PlanInput(["a", "b"], np.array([a, b]), truth, P.NoiseModel.from_flip(0.15))
+    plan = P.plan(data, P.Question.AUC, [300], [3])
+    cell = plan.cell(300, 3)
+    model = P.rule_model(data, P.Question.AUC, 3, 0.05, 5)
+    assert model is not None
+    theta, ratio = model.walk(300)
+    curve = sequential_design.sequence_crossing_curve(theta, 300, 0.05, 300, ratio, model.start)
+    assert cell.power_sequence == pytest.approx(curve[-1])
+    assert cell.power_sequence < cell.power  # wider than the fixed design's interval
+    size = plan.sizes[0]
+    assert size.fixed is not None and size.sequence is not None and size.group_sequential is not None
+    assert model.fixed_power(size.fixed) >= 0.8 > model.fixed_power(size.fixed - 1)
+    assert model.sequence_power(size.sequence) >= 0.8 > model.sequence_power(size.sequence - 1)
+    assert 1.3 * size.fixed < size.sequence < 2.0 * size.fixed
+    assert size.group_sequential_power >= 0.8
+    assert size.fixed < size.group_sequential < 1.06 * size.fixed
+    clusters = P.plan(data, P.Question.CLUSTERS, [300], [3])
+    assert clusters.sizes == [] and clusters.cell(300, 3).power_sequence is None
+
+
+def test_sizes_beyond_the_pool_are_none_and_worded_so():
+    rng = np.random.default_rng(DEFAULT_SEED)
+    n = 80
+    truth = (rng.random(n) < 0.5).astype(float)
+    a = truth + rng.normal(0, 1, n)
+    b = a + rng.normal(0, 0.3, n)  # a small difference: 80 pairs cannot reach power 0.8
+    data = P.PlanInput(["a", "b"], np.array([a, b]), truth, P.NoiseModel.from_flip(0.15))
+    plan = P.plan(data, P.Question.AUC, [40], [3])
+    assert plan.cell(40, 3).power < 0.8
+    assert plan.sizes == [P.RuleSizes(3, None, None, None, None, None)]

@@ -36,7 +36,8 @@ def test_the_grid_for_two_chosen_metrics(browser: WebDriver, live_server, artifa
     headers = [th.text for th in browser.find_elements(By.CSS_SELECTOR, "#plan-grid th")]
     assert headers == [
         "Pairs", "Judges per pair", "Judgements", "Labelled pairs", "Expected difference", "Interval width",
-        "Power", "Participants", "Cost",
+        "Power, fixed design", "Power, confidence sequence", "Power, group-sequential (its maximum pairs)",
+        "Participants", "Cost",
     ]  # fmt: skip
     rows = [
         [td.text for td in tr.find_elements(By.TAG_NAME, "td")]

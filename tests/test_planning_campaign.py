@@ -77,8 +77,10 @@ def test_command_prints_the_grid_with_the_cost_from_gold_truth():
     assert lines[0].endswith("Cost: participants (40 pairs each) x reward 2 x (1 + fee 0.33).")
     assert lines[1].split() == [
         "Pairs", "Judges", "per", "pair", "Judgements", "Labelled", "pairs", "Expected", "difference",
-        "Interval", "width", "Power", "Participants", "Cost",
+        "Interval", "width", "Power,", "fixed", "design", "Power,", "confidence", "sequence", "Power,",
+        "group-sequential", "(its", "maximum", "pairs)", "Participants", "Cost",
     ]  # fmt: skip
+    assert "Power, fixed design: one test after exactly that many pairs (not what a stopping rule gives)." in lines[0]
     # The same figures as the statistics on the same arrays (oriented, gold as the truth).
     data = P.PlanInput(["BLEU", "LEV"], np.vstack([good, weak]), truth.astype(float), P.NoiseModel.from_flip(0.1))
     plan = P.plan(data, P.Question.AUC, [100, 200], [1, 3], pairs_per_participant=40, reward=2.0, fee=0.33)
@@ -86,9 +88,20 @@ def test_command_prints_the_grid_with_the_cost_from_gold_truth():
     row = next(line.split() for line in lines[2:] if line.split()[:2] == ["200", "3"])
     assert row == [
         "200", "3", "600", "200", f"{cell.difference:+.3f}".replace("-", "\u2212"), f"{cell.width:.3f}",
-        f"{cell.power:.2f}", "15", f"{15 * 2 * 1.33:.2f}",
+        f"{cell.power:.2f}", f"{cell.power_sequence:.2f}", f"{cell.power_group_sequential:.2f}",
+        f"({cell.group_sequential_max})", "15", f"{15 * 2 * 1.33:.2f}",
     ]  # fmt: skip
-    assert len(lines) == 2 + 4
+    # The rules' own power is below the fixed design's at the same size (the confidence sequence's
+    # far below: it is wider), and the group-sequential plan runs to a few more pairs.
+    assert cell.power_sequence < cell.power_group_sequential <= cell.power + 0.01
+    assert 200 < cell.group_sequential_max <= 210
+    assert len(lines) == 2 + 4 + 2
+    sizes = {size.judges: size for size in plan.sizes}
+    assert lines[-1] == (
+        f"Power 0.8 with 3 judges per pair: fixed design {sizes[3].fixed} pairs; confidence sequence (stopping "
+        f"rule, read after every judgement) {sizes[3].sequence} pairs; group-sequential (5 looks) "
+        f"{sizes[3].group_sequential} pairs at most (planned at {sizes[3].group_sequential_planned})."
+    )
 
 
 def test_command_refuses_unknown_campaign_metric_and_bad_numbers():
@@ -164,6 +177,13 @@ def test_api_answers_the_plan_and_refuses_bad_input_with_4xx(staff_api, django_u
     assert body["campaign"] == "plan-me" and body["question"] == "auc"
     assert [(c["pairs"], c["judges"]) for c in body["cells"]] == [(100, 1), (100, 3), (200, 1), (200, 3)]
     assert body["cells"][0]["cost"] is None and body["pairs_per_participant"] == 40
+    # Beside the fixed design's power, each stopping rule's own, and the sizes for power 0.8.
+    assert {"power", "power_sequence", "power_group_sequential", "group_sequential_max"} <= set(body["cells"][0])
+    assert body["looks"] == 5
+    assert [size["judges"] for size in body["sizes"]] == [1, 3]
+    three = body["sizes"][1]
+    assert three["fixed"] < three["group_sequential"] < three["sequence"]
+    assert three["sequence_power"] >= 0.8 and three["group_sequential_power"] >= 0.8
     bad = staff_api.get(url, {"metrics": "BLEU,chrf", "noise": "0.1"})
     assert bad.status_code == 409  # the campaign cannot answer as it stands
     assert bad.json() == {"detail": "metrics: 'chrf' has no scores in this campaign (scored: BLEU, LEV)"}
@@ -197,7 +217,9 @@ def test_settings_page_shows_the_grid_for_the_chosen_metrics(client):  # type: i
         ["100", "1", "100"], ["100", "3", "300"], ["200", "1", "200"], ["200", "3", "600"]
     ]  # fmt: skip
     assert [value for _, value in grid[3]][-2:] == ["15", "39.90"]
-    assert 'data-label="Power:">' in page.content.decode()
+    assert 'data-label="Power, fixed design:">' in page.content.decode()
+    assert 'data-label="Power, confidence sequence:">' in page.content.decode()
+    assert page.context["plan_sizes"][0].startswith("Power 0.8 with 1 judge per pair: fixed design ")
     assert page.context["plan_summary"].startswith("Paired \u0394AUC of two metrics (DeLong): BLEU vs LEV, on 240 ")
     bad = client.get(url, {**query, "plan-b": "BLEU"})
     assert bad.status_code == 400

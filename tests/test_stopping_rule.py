@@ -13,6 +13,7 @@ from django.utils import timezone
 
 from annotate.models import Campaign, Judgement, Pair
 from annotate.signals import judgement_recorded
+from paraeval import broker
 from scoring.analysis import sequential
 from scoring.models import Score, StoppingRule
 from scoring.reports import stopping, stopping_queue, tasks
@@ -101,6 +102,76 @@ def test_the_rule_settles_records_once_and_closes_the_campaign():
     assert "Closed by the stopping rule: Settled: Good agrees better than Poor" in page
 
 
+def test_a_group_sequential_rule_settles_only_at_a_planned_look():
+    campaign, good, poor, rows = judged_campaign()
+    rule = stopping.set_rule(
+        campaign, poor, good, 0.05, 100, close_when_settled=True, method="group_sequential", looks=5
+    )
+    assert (rule.method, rule.looks) == ("group_sequential", 5)
+    plan = stopping.question_of(rule).group_sequential()
+    assert plan.max_pairs == 103 and plan.looks == (21, 41, 62, 82, 103)
+    # Before the second look (41 pairs) nothing can settle, however separated the metrics are.
+    Judgement.objects.bulk_create(rows[:40])
+    assert tasks.check_settled(campaign.pk) is False
+    line = stopping.words(rule, stopping.campaign_verdict(campaign, rule))
+    assert line.text.startswith(
+        "Not settled yet (group-sequential plan): the plan decides only at its looks; next: look 2 of 5 at 41 "
+        "labelled pairs, where |\u0394| / se must reach 3.37. Now \u0394AUC (Poor \u2212 Good) \u2212"
+    )
+    assert "decides only at its 5 looks, fixed before the first judgement at 21, 41, 62, 82, 103" in line.why
+    Judgement.objects.bulk_create(rows[40:])
+    assert tasks.check_settled(campaign.pk) is True
+    rule.refresh_from_db()
+    assert rule.settled_pairs in plan.looks
+    k = plan.looks.index(rule.settled_pairs)
+    # The repeated-confidence interval: the estimate +- the look's boundary x DeLong's standard error.
+    from scoring.analysis import paired
+
+    verdict = stopping.campaign_verdict(campaign, rule)
+    assert verdict.settled is not None and verdict.settled.pairs == rule.settled_pairs
+    half = (rule.settled_high - rule.settled_low) / 2
+    assert (rule.settled_high + rule.settled_low) / 2 == pytest.approx(rule.settled_difference)
+    assert abs(rule.settled_difference) >= half  # the interval left 0 at that look
+    first = [j for j in sorted(rows, key=lambda j: j.answered_at)][: rule.settled_pairs]
+    positive = np.array([j.label == "same_meaning" for j in first])
+    scores = {s.pair_id: s.value for s in Score.objects.filter(pair__campaign=campaign)}
+    by_metric = {
+        metric.pk: np.array([Score.objects.get(pair_id=j.pair_id, metric_config=metric).value for j in first])
+        for metric in (poor, good)
+    }
+    assert scores  # the scores are there
+    difference, se, _ = paired.delong_test(
+        paired.delong_components(by_metric[poor.pk], positive), paired.delong_components(by_metric[good.pk], positive)
+    )
+    assert rule.settled_difference == pytest.approx(difference)
+    assert half == pytest.approx(plan.boundaries[k] * se)
+    campaign.refresh_from_db()
+    assert not campaign.is_open
+    assert rule.reason.startswith(
+        f"Closed by the stopping rule: Settled at look {k + 1} of 5 of the group-sequential plan: Good agrees "
+        "better than Poor (\u0394AUC +"
+    )
+    client = _staff_client(campaign)
+    page = client.get(reverse("staff:campaign-settings", args=[campaign.slug])).content.decode()
+    assert "Group-sequential O&#x27;Brien-Fleming plan (decides at planned looks): 5 looks" in page
+    data = client.get(reverse("staff:dashboard-data") + f"?campaign={campaign.slug}").json()["stopping"]
+    assert data["question"]["method"] == "group_sequential" and data["question"]["looks"] == list(plan.looks)
+
+
+def test_a_group_sequential_plan_that_finds_nothing_says_so_at_its_last_look():
+    campaign, good, poor, rows = judged_campaign(separated=False)
+    rule = stopping.set_rule(
+        campaign, good, poor, 0.05, 100, close_when_settled=True, method="group_sequential", looks=3
+    )
+    Judgement.objects.bulk_create(rows)
+    assert tasks.check_settled(campaign.pk) is False
+    line = stopping.words(rule, stopping.campaign_verdict(campaign, rule))
+    assert line.text.startswith(
+        "Not settled yet (group-sequential plan): the plan's last look (102 labelled pairs) found no difference "
+        "at alpha = 0.05: the campaign may stop."
+    )
+
+
 def test_two_equally_good_metrics_never_settle_and_the_campaign_stays_open():
     campaign, good, poor, rows = judged_campaign(separated=False)
     stopping.set_rule(campaign, good, poor, 0.05, 100, close_when_settled=True)
@@ -136,13 +207,16 @@ def test_the_question_is_fixed_before_the_first_judgement():
     stopping.set_rule(campaign, good, other, 0.05, 100, close_when_settled=False)  # no judgement yet: fine
     Judgement.objects.bulk_create(rows[:3])
     message = (
-        f"The question, alpha and the planned pairs are fixed before the first judgement: {campaign.name} has "
-        "3 judgements. Clone the campaign to ask another question."
+        "The question, alpha, the planned pairs and the stopping method are fixed before the first judgement: "
+        f"{campaign.name} has 3 judgements. Clone the campaign to ask another question."
     )
     for change in [(good, poor, 0.05, 100), (good, other, 0.01, 100), (good, other, 0.05, 500)]:
         with pytest.raises(stopping.StoppingError) as caught:
             stopping.set_rule(campaign, *change, close_when_settled=False)
         assert str(caught.value) == message
+    with pytest.raises(stopping.StoppingError) as caught:  # the method is part of the rule
+        stopping.set_rule(campaign, good, other, 0.05, 100, close_when_settled=False, method="group_sequential")
+    assert str(caught.value) == message
     with pytest.raises(stopping.StoppingError, match="The stopping rule is fixed before the first judgement"):
         stopping.remove_rule(campaign)
     # Only close_when_settled may change.
@@ -229,16 +303,51 @@ def test_a_judgement_queues_one_delayed_check_while_a_rule_waits(monkeypatch):
 
 
 def test_the_check_is_sent_to_the_interactive_queue_later(monkeypatch):
-    sent: list[tuple] = []
-    monkeypatch.setattr(stopping_queue.app, "send_task", lambda name, **kwargs: sent.append((name, kwargs)))
-    stopping_queue.queue_check(42)
+    sent: list[broker.TaskMessage] = []
+
+    def send(messages):
+        sent.extend(messages)
+        return broker.SendResult(len(messages), 0)
+
+    monkeypatch.setattr(stopping_queue.broker, "send", send)
+    assert stopping_queue.queue_check(42)
     assert sent == [
-        (
+        broker.TaskMessage(
             "scoring.reports.tasks.check_settled",
-            {"kwargs": {"campaign_id": 42}, "queue": "interactive", "countdown": stopping_queue.CHECK_DELAY_SECONDS},
+            (42,),
+            "interactive",
+            countdown=stopping_queue.CHECK_DELAY_SECONDS,
         )
     ]
     assert tasks.check_settled.name == "scoring.reports.tasks.check_settled"
+
+
+def test_a_countdown_reaches_the_broker_as_the_eta_of_the_message(redis_url, redis_db):
+    """Through a real Redis broker: the message of the check carries its eta CHECK_DELAY_SECONDS
+    ahead, and the task's argument; a message without a countdown carries none."""
+    import base64
+    import json
+    from datetime import datetime
+
+    from tests.workers_support import redis_transport_options, use_broker
+
+    with use_broker(redis_url, redis_transport_options(60)):
+        before = datetime.now().astimezone()
+        assert stopping_queue.queue_check(42)
+        assert broker.send([broker.TaskMessage("scoring.reports.tasks.check_settled", (7,), "interactive")]).sent == 1
+    messages = [json.loads(raw) for raw in redis_db.lrange("interactive", 0, -1)]
+    by_argument = {}
+    for message in messages:
+        body = json.loads(base64.b64decode(message["body"]))
+        by_argument[body[0][0]] = message["headers"]
+    assert set(by_argument) == {42, 7}
+    assert by_argument[42]["task"] == stopping_queue.CHECK_TASK
+    eta = datetime.fromisoformat(by_argument[42]["eta"])
+    delay = (eta - before).total_seconds()
+    assert stopping_queue.CHECK_DELAY_SECONDS - 1 <= delay <= stopping_queue.CHECK_DELAY_SECONDS + 5
+    assert by_argument[7]["eta"] is None
+    with pytest.raises(ValueError, match="countdown: seconds, 0 or more, got -1"):
+        broker.TaskMessage("x", (), "interactive", countdown=-1)
 
 
 def test_a_campaign_without_a_rule_has_no_stopping_section(client):
@@ -274,7 +383,10 @@ def test_the_correlation_question_settles_and_is_fixed_too(client):
     assert rule.reason.startswith("Closed by the stopping rule: Settled: Good agrees better than Poor (\u0394r +")
     refused = client.post(url, {**form, "statistic": "auc"})
     assert refused.status_code == 400
-    assert "The question, alpha and the planned pairs are fixed before the first judgement" in refused.content.decode()
+    assert (
+        "The question, alpha, the planned pairs and the stopping method are fixed before the first judgement"
+        in refused.content.decode()
+    )
     page = client.get(reverse("staff:campaign-settings", args=[campaign.slug])).content.decode()
     assert "Pearson r against the volunteers&#x27; mean answer (1-4): <code>Poor</code>" in page
 

@@ -92,3 +92,48 @@ def test_the_line_turns_settled_live(browser_factory, live_server, artifacts_dir
     staff.set_window_size(390, 844)
     staff.execute_script("document.getElementById('stopping').scrollIntoView()")
     staff.save_screenshot(str(artifacts_dir / "campaign_settings_stopping_390.png"))
+
+
+def test_the_group_sequential_method_is_chosen_on_the_settings_page_and_worded_on_the_dashboard(
+    browser_factory, live_server, artifacts_dir: Path
+) -> None:
+    from selenium.webdriver.support.ui import Select
+
+    from scoring.models import StoppingRule
+
+    campaign, good, poor, rows = judged_campaign(n=200, slug="looks", name="Looks", poor_signal=2.0)
+    staff = browser_factory()
+    staff.set_window_size(1366, 768)
+    log_in_as_staff(staff, live_server)
+    staff.get(f"{live_server.url}/staff/campaigns/looks/settings/")
+    Select(staff.find_element(By.ID, "id_metric_a")).select_by_visible_text(poor.label)
+    Select(staff.find_element(By.ID, "id_metric_b")).select_by_visible_text(good.label)
+    Select(staff.find_element(By.ID, "id_method")).select_by_value("group_sequential")
+    planned = staff.find_element(By.ID, "id_planned_pairs")
+    planned.clear()
+    planned.send_keys("100")
+    staff.find_element(By.ID, "save-stopping").click()
+    wait(staff, lambda b: b.find_elements(By.ID, "stopping-saved"), timeout=20)
+    rule = StoppingRule.objects.get(campaign=campaign)
+    assert (rule.method, rule.looks, rule.planned_pairs) == ("group_sequential", 5, 100)
+    method = staff.find_element(By.ID, "stopping-method").text
+    assert method == "Group-sequential O'Brien-Fleming plan (decides at planned looks): 5 looks"
+    staff.execute_script("document.getElementById('stopping').scrollIntoView()")
+    staff.save_screenshot(str(artifacts_dir / "campaign_settings_group_sequential_1366.png"))
+    staff.set_window_size(390, 844)
+    staff.execute_script("document.getElementById('stopping').scrollIntoView()")
+    staff.save_screenshot(str(artifacts_dir / "campaign_settings_group_sequential_390.png"))
+
+    Judgement.objects.bulk_create(rows[:50])
+    staff.get(f"{live_server.url}/staff/dashboard/?campaign=looks")
+    text = staff.find_element(By.ID, "stopping-line").text
+    assert text.startswith(
+        "Not settled yet (group-sequential plan): the plan decides only at its looks; next: look 3 of 5 at 62"
+    ) or text.startswith("Settled at look 2 of 5 of the group-sequential plan: Good agrees better than Poor")
+    why = staff.find_element(By.ID, "stopping-why").text
+    assert why.startswith("Why reading this every minute is safe: the group-sequential plan decides only at its 5")
+    staff.execute_script("document.getElementById('stopping').scrollIntoView()")
+    staff.save_screenshot(str(artifacts_dir / "dashboard_group_sequential_390.png"))
+    staff.set_window_size(1366, 768)
+    staff.execute_script("document.getElementById('stopping').scrollIntoView()")
+    staff.save_screenshot(str(artifacts_dir / "dashboard_group_sequential_1366.png"))

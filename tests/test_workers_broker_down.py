@@ -135,3 +135,18 @@ def test_answers_save_while_the_broker_is_down_and_the_sweep_catches_up(
     assert not Score.objects.filter(pair__is_training=True).exists()
     assert "scoring.pipeline.tasks.sweep" in worker.log()
     assert not QueuedScore.objects.exists()  # nothing left outstanding
+
+
+def test_the_stopping_check_never_waits_on_a_dead_broker() -> None:
+    """The check queued on the volunteer's answer path: one connection attempt, refused, no
+    retries; the next send within the back-off is not even tried."""
+    from scoring.reports import stopping_queue
+
+    url = f"redis://127.0.0.1:{closed_port()}/0"
+    with use_broker(url, redis_transport_options(60)):
+        started = time.monotonic()
+        assert stopping_queue.queue_check(42) is False
+        assert "Connection refused" in broker.gate.last_error
+        assert stopping_queue.queue_check(43) is False  # the gate is closed: not tried
+        elapsed = time.monotonic() - started
+    assert elapsed < 10, f"queueing the check took {elapsed:.1f} s with the broker down (hang guard)"

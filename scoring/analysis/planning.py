@@ -47,6 +47,14 @@ every two metrics are not a closed form, so the planner draws the AUC vector fro
 approximation (a few thousand draws, seeded) and applies Holm: the predicted figure is the
 expected share of the compared metric pairs that come out significantly different.
 
+The stopping rules' own power (AUC and correlation): a campaign stopped by its rule is not a
+fixed design. :class:`RuleModel` hands the same moments (the difference, the variance of one
+observation's contribution, the part of it the pool's size removes) to
+:mod:`scoring.analysis.sequential_design`, which computes the chance that the confidence
+sequence, or the group-sequential plan, has stopped by n pairs (the first passage of a Gaussian
+random walk over the rule's boundary, by recursive numerical integration), and
+:meth:`RuleModel.sizes` the pairs each way of deciding needs for power 0.8.
+
 Why not a simulation of whole campaigns: it costs thousands of campaigns per cell (seconds to
 minutes on a web request), and it would be checking the model against itself. The closed form
 is instant and is *checked* against such simulations (:func:`simulate`, the tests and
@@ -60,6 +68,7 @@ the judges' noise is the same on every pair (real disagreement concentrates on h
 from __future__ import annotations
 
 import math
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from enum import StrEnum
 
@@ -67,8 +76,10 @@ import numpy as np
 from numpy.typing import NDArray
 from scipy import stats
 
+from scoring.analysis import sequential_design
 from scoring.analysis.bootstrap import DEFAULT_SEED
 from scoring.analysis.paired import delong_components, delong_test, holm, williams_test
+from scoring.analysis.sequential import MIN_PER_CLASS
 
 FloatArray = NDArray[np.float64]
 IntArray = NDArray[np.int64]
@@ -179,6 +190,26 @@ class Cell:
     judgements: int
     participants: int | None = None  # pairs x judges / pairs per participant, rounded up
     cost: float | None = None  # participants x reward x (1 + platform fee share)
+    # The stopping rules' own power (AUC and correlation; None for the clusters): the confidence
+    # sequence tuned at this size has left 0 by it; the group-sequential plan planned at this size
+    # (its maximum ``group_sequential_max`` pairs, a little more) has rejected at one of its looks.
+    power_sequence: float | None = None
+    power_group_sequential: float | None = None
+    group_sequential_max: int | None = None
+
+
+@dataclass(frozen=True)
+class RuleSizes:
+    """Per number of judges: the pairs each way of deciding needs for ``TARGET_POWER`` (None: more
+    than the pool has), with each rule's power there."""
+
+    judges: int
+    fixed: int | None  # one test at the end (the fixed design)
+    sequence: int | None  # the confidence sequence read after every judgement, tuned at that size
+    sequence_power: float | None
+    group_sequential: int | None  # the group-sequential plan's maximum size
+    group_sequential_power: float | None
+    group_sequential_planned: int | None = None  # the size it is planned at (its maximum: this x the inflation)
 
 
 @dataclass(frozen=True)
@@ -197,6 +228,8 @@ class Plan:
     reward: float | None = None
     fee: float = 0.0
     pairs_per_participant: int | None = None
+    looks: int = sequential_design.DEFAULT_LOOKS  # the group-sequential plan's looks
+    sizes: list[RuleSizes] = field(default_factory=list)
 
     def cell(self, pairs: int, judges: int) -> Cell:
         return next(cell for cell in self.cells if cell.pairs == pairs and cell.judges == judges)
@@ -380,12 +413,18 @@ def plan(
     reward: float | None = None,
     fee: float = 0.0,
     seed: int = DEFAULT_SEED,
+    looks: int = sequential_design.DEFAULT_LOOKS,
 ) -> Plan:
     """The grid for ``question``: one :class:`Cell` per (pairs, judges), pairs first.
 
     AUC and correlation compare the first two metrics of ``data`` (A - B); clusters compare all.
     Cost: ceil(pairs x judges / pairs_per_participant) participants x reward x (1 + fee).
+    AUC and correlation also get each stopping rule's own power per cell and, per number of
+    judges, the pairs each rule needs for power 0.8 (:class:`RuleSizes`); ``looks``: the
+    group-sequential plan's.
     """
+    if not 1 <= looks <= sequential_design.MAX_LOOKS:
+        raise PlanError(f"looks: from 1 to {sequential_design.MAX_LOOKS}, got {looks}")
     if not 0 < alpha < 0.5:
         raise PlanError(f"alpha must be between 0 and 0.5, got {alpha}")
     if reward is not None and reward < 0:
@@ -404,6 +443,7 @@ def plan(
     truth_moments = auc_moments(data.scores, data.truth, 0.0)
     true_difference = _headline(question, data, truth_moments)
     cells = []
+    models = {k: rule_model(data, question, k, alpha, looks) for k in sorted(set(judges))}
     for n in sorted(set(pairs)):
         for k in sorted(set(judges)):
             error, tie = majority_outcome(q, k)
@@ -417,7 +457,12 @@ def plan(
                 difference, width, power = _clusters_cell(data, error, labelled, drawn, alpha, seed)
             participants = math.ceil(n * k / pairs_per_participant) if pairs_per_participant else None
             cost = participants * reward * (1 + fee) if participants is not None and reward is not None else None
-            cells.append(Cell(n, k, labelled, difference, width, power, n * k, participants, cost))
+            model = models[k]
+            rules: tuple[float | None, float | None, int | None] = (None, None, None)
+            if model is not None:
+                rules = (model.sequence_power(n), *model.group_sequential(n))
+            cells.append(Cell(n, k, labelled, difference, width, power, n * k, participants, cost, *rules))
+    sizes = [model.sizes(k) for k, model in models.items() if model is not None]
     return Plan(
         question=question,
         metrics=list(data.metric_names),
@@ -431,7 +476,108 @@ def plan(
         reward=reward,
         fee=fee,
         pairs_per_participant=pairs_per_participant,
+        looks=looks,
+        sizes=sizes,
     )
+
+
+@dataclass(frozen=True)
+class RuleModel:
+    """What the stopping rules see at one number of judges: the difference, the variance of one
+    observation's contribution as the rule's standard error computes it (``variance`` / n at n
+    observations) and the part of it due to which pool pairs are drawn, the observations (labelled
+    pairs) per pair, the observations before the rule may settle, and the fixed design's power at
+    n pairs. See :mod:`scoring.analysis.sequential_design` for the walk."""
+
+    difference: float
+    variance: float
+    between: float
+    pool: int
+    per_pair: float
+    start: int
+    alpha: float
+    looks: int
+    fixed_power: Callable[[int], float]
+
+    def walk(self, pairs: int) -> tuple[float, float]:
+        """(theta, ratio) of the walk at ``pairs`` pairs drawn from the pool."""
+        drawn = min(1.0, pairs / self.pool)
+        spread = math.sqrt(max(self.variance - drawn * self.between, 1e-12 * self.variance))
+        return self.difference / spread, math.sqrt(self.variance) / spread
+
+    def observations(self, pairs: int) -> int:
+        return max(1, round(pairs * self.per_pair))
+
+    def sequence_power(self, pairs: int) -> float:
+        """P(the confidence sequence tuned at ``pairs`` pairs has left 0 by them)."""
+        n = self.observations(pairs)
+        theta, ratio = self.walk(pairs)
+        curve = sequential_design.sequence_crossing_curve(theta, n, self.alpha, n, ratio, self.start)
+        return float(curve[-1])
+
+    def group_sequential(self, pairs: int) -> tuple[float, int]:
+        """(power, maximum pairs) of the group-sequential plan planned at ``pairs`` pairs."""
+        n = max(self.observations(pairs), self.looks)
+        gs = sequential_design.group_sequential_plan(n, self.looks, self.alpha)
+        most = math.ceil(gs.max_pairs / self.per_pair - 1e-9)
+        theta, ratio = self.walk(most)
+        return sequential_design.group_sequential_power(gs, theta, ratio), most
+
+    def sizes(self, judges: int) -> RuleSizes:
+        """The pairs for :data:`sequential_design.TARGET_POWER` under each way of deciding."""
+        target = sequential_design.TARGET_POWER
+        limit = self.pool  # a campaign draws distinct pairs of its pool
+        fixed = sequential_design.smallest_size(self.fixed_power, min(10, limit), limit, target)
+        if fixed is None:
+            return RuleSizes(judges, None, None, None, None, None)
+        sequence = sequential_design.smallest_size(self.sequence_power, fixed, limit, target)
+        planned = sequential_design.smallest_size(lambda n: self.group_sequential(n)[0], fixed, limit, target)
+        gs_power, gs_pairs = self.group_sequential(planned) if planned is not None else (None, None)
+        if gs_pairs is not None and gs_pairs > limit:
+            planned, gs_power, gs_pairs = None, None, None
+        return RuleSizes(
+            judges,
+            fixed,
+            sequence,
+            None if sequence is None else self.sequence_power(sequence),
+            gs_pairs,
+            gs_power,
+            planned,
+        )
+
+
+def rule_model(data: PlanInput, question: Question, judges: int, alpha: float, looks: int) -> RuleModel | None:
+    """The stopping rules' view of the question at ``judges`` judges (None for the clusters,
+    which no stopping rule asks, and when the difference has no spread)."""
+    pool = len(data.truth)
+    q = data.noise.judge_accuracy
+    error, tie = majority_outcome(q, judges)
+    if question is Question.AUC:
+        moments = auc_moments(data.scores, data.truth, error)
+        contrast = np.array([1.0, -1.0])
+        difference = float(moments.auc[0] - moments.auc[1])
+        variance = float(contrast @ moments.covariance @ contrast)
+        between = float(contrast @ moments.between @ contrast)
+        minority = min(moments.prevalence, 1 - moments.prevalence)
+        start = math.ceil(MIN_PER_CLASS / minority) if minority > 0 else 1
+
+        def fixed(pairs: int) -> float:
+            return _auc_cell(data, error, pairs * (1 - tie), pairs / pool, alpha)[2]
+
+        per_pair = 1 - tie
+    elif question is Question.CORRELATION:
+        c = correlation_moments(data.scores[0], data.scores[1], data.truth, q, judges)
+        difference, variance, between = c.r_a - c.r_b, c.variance, c.between
+        start, per_pair = 2 * MIN_PER_CLASS, 1.0
+
+        def fixed(pairs: int) -> float:
+            return _correlation_cell(data, q, judges, max(pairs, 4), pairs / pool, alpha)[2]
+
+    else:
+        return None
+    if variance <= 0 or per_pair <= 0:
+        return None
+    return RuleModel(difference, variance, between, pool, per_pair, start, alpha, looks, fixed)
 
 
 def _headline(question: Question, data: PlanInput, moments: AucMoments) -> float:

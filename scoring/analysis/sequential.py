@@ -27,15 +27,20 @@ replaced by a multiplier that grows slowly with n (:func:`multiplier`):
 
 ``rho`` makes the sequence tightest at the campaign's planned number of labelled pairs
 (:func:`rho_squared`, the paper's choice); any rho is valid, so the plan can be wrong without
-costing validity, only width. Chosen over a group-sequential alpha-spending plan (O'Brien-
-Fleming through Lan-DeMets) because that plan needs a maximum sample size and an information
-fraction fixed in advance, and looks at known moments; a campaign's volunteers arrive when
-they arrive, its label noise (hence its information) is unknown until it is measured, pairs
-may be added, and the dashboard is read whenever staff open it. The confidence sequence
-needs none of that and gives an interval, not only a yes / no. Its price: at the planned size
-it is wider than the fixed-sample interval (multiplier about 3.0 instead of 1.96 at
-alpha = 0.05), so reaching the power a fixed design has at n pairs takes more pairs, unless
-the difference is large and it stops early (the benchmark reports both).
+costing validity, only width. Its price: at the planned size it is wider than the fixed-sample
+interval (multiplier about 3.0 instead of 1.96 at alpha = 0.05), so reaching the power a fixed
+design has at n pairs takes about 1.6 n pairs (:mod:`scoring.analysis.sequential_design`
+computes each rule's own power; the planner shows it).
+
+The second method, chosen before the first judgement, is a group-sequential alpha-spending plan
+(Lan-DeMets O'Brien-Fleming spending, :mod:`scoring.analysis.sequential_design`): K looks at
+labelled-pair counts fixed in advance, |difference| / se against each look's boundary there
+(:func:`group_sequential_mask`), nothing decided between looks. Pick the confidence sequence
+when the campaign's course is unknown (volunteers arrive when they arrive, pairs may be added,
+the information is unknown until measured, a large difference should stop it at once, an
+interval valid at any moment is wanted); pick the group-sequential plan when the budget is
+fixed and tight: it needs about 3 % more pairs than a fixed design for the same power, at the
+cost of deciding only at its looks.
 
 The sequence of observations
 ----------------------------
@@ -69,6 +74,11 @@ from numpy.typing import NDArray
 from scipy import stats
 
 from scoring.analysis.labels import volunteer_labels
+from scoring.analysis.sequential_design import DEFAULT_LOOKS as DEFAULT_LOOKS
+from scoring.analysis.sequential_design import MAX_LOOKS, group_sequential_plan
+from scoring.analysis.sequential_design import GroupSequentialPlan as GroupSequentialPlan
+from scoring.analysis.sequential_design import multiplier as multiplier
+from scoring.analysis.sequential_design import rho_squared as rho_squared
 
 FloatArray = NDArray[np.float64]
 IntArray = NDArray[np.int64]
@@ -79,6 +89,9 @@ DEFAULT_ALPHA = 0.05
 MIN_PER_CLASS = 20
 STATISTICS = ("auc", "pearson")
 STATISTIC_SYMBOLS = {"auc": "\u0394AUC", "pearson": "\u0394r"}
+CONFIDENCE_SEQUENCE = "confidence_sequence"
+GROUP_SEQUENTIAL = "group_sequential"
+METHODS = (CONFIDENCE_SEQUENCE, GROUP_SEQUENTIAL)
 
 
 @dataclass(frozen=True)
@@ -93,10 +106,18 @@ class Question:
     planned_pairs: int = 1000
     min_per_class: int = MIN_PER_CLASS
     statistic: str = "auc"
+    method: str = CONFIDENCE_SEQUENCE
+    looks: int = DEFAULT_LOOKS  # the group-sequential plan's (ignored by the confidence sequence)
 
     def __post_init__(self) -> None:
         if self.statistic not in STATISTICS:
             raise ValueError(f"statistic: one of {', '.join(STATISTICS)}, got {self.statistic!r}")
+        if self.method not in METHODS:
+            raise ValueError(f"method: one of {', '.join(METHODS)}, got {self.method!r}")
+        if not 1 <= self.looks <= MAX_LOOKS:
+            raise ValueError(f"looks: from 1 to {MAX_LOOKS}, got {self.looks}")
+        if self.method == GROUP_SEQUENTIAL and self.planned_pairs < self.looks:
+            raise ValueError(f"planned_pairs ({self.planned_pairs}) must be at least the looks ({self.looks})")
         if not 0 < self.alpha < 0.5:
             raise ValueError(f"alpha must be between 0 and 0.5, got {self.alpha}")
         if self.planned_pairs < 1:
@@ -106,22 +127,10 @@ class Question:
         if self.min_per_class < 2:
             raise ValueError(f"min_per_class must be at least 2, got {self.min_per_class}")
 
-
-def rho_squared(alpha: float, planned: int) -> float:
-    """rho^2 minimising the boundary's width at n = ``planned`` (Waudby-Smith et al. 2021, Sec. 2):
-    (-2 log alpha + log(-2 log alpha + 1)) / planned."""
-    k = -2 * math.log(alpha)
-    return (k + math.log(k + 1)) / planned
-
-
-def multiplier(n: NDArray[np.float64] | NDArray[np.int64] | float, alpha: float, planned: int) -> FloatArray:
-    """What replaces the normal quantile (1.96) after n labelled pairs: the half-width divided by
-    the standard error, sqrt((n rho^2 + 1) / (n rho^2) * 2 log(sqrt(n rho^2 + 1) / alpha))."""
-    r2 = rho_squared(alpha, planned)
-    nr = np.asarray(n, dtype=np.float64) * r2
-    with np.errstate(divide="ignore", invalid="ignore"):
-        out: FloatArray = np.sqrt((nr + 1) / nr * 2 * np.log(np.sqrt(nr + 1) / alpha))
-    return out
+    def group_sequential(self) -> GroupSequentialPlan:
+        """The group-sequential plan of this question (its looks and boundaries, its maximum size
+        the planned pairs times the inflation that keeps the fixed design's power)."""
+        return group_sequential_plan(self.planned_pairs, self.looks, self.alpha)
 
 
 @dataclass(frozen=True)
@@ -265,6 +274,21 @@ def naive_mask(paths: Paths, alpha: float, min_per_class: int = MIN_PER_CLASS) -
         return ready & (np.abs(paths.difference) > z * paths.se)
 
 
+def group_sequential_mask(paths: Paths, plan: GroupSequentialPlan, min_per_class: int = MIN_PER_CLASS) -> BoolArray:
+    """Where the group-sequential plan rejects: only at its looks (the first prefix with as many
+    pairs in as the look's count), when |difference| / se reaches the look's boundary. A look
+    before both classes have ``min_per_class`` is skipped (its alpha is not spent elsewhere:
+    conservative)."""
+    ready = (paths.positives >= min_per_class) & (paths.negatives >= min_per_class) & (paths.se > 0)
+    n = paths.n
+    mask = np.zeros(paths.difference.shape, dtype=bool)
+    for count, bound in zip(plan.looks, plan.boundaries, strict=True):
+        at = (n >= count) & ~np.concatenate([np.zeros((n.shape[0], 1), dtype=bool), n[:, :-1] >= count], axis=1)
+        with np.errstate(invalid="ignore"):
+            mask |= at & ready & (np.abs(paths.difference) >= bound * paths.se)
+    return mask
+
+
 def first_true(mask: BoolArray) -> IntArray:
     """The first column where each row is True, -1 when none."""
     any_true = mask.any(axis=1)
@@ -372,8 +396,17 @@ def verdict(
     else:
         paths = delong_paths(a_all[pairs][None, :], b_all[pairs][None, :], (labels.binary[pairs] == 1)[None, :])
         needed = question.min_per_class
-    half = paths.se * multiplier(paths.n, question.alpha, question.planned_pairs)
-    mask = settled_mask(paths, question.alpha, question.planned_pairs, needed)[0]
+    plan = question.group_sequential() if question.method == GROUP_SEQUENTIAL else None
+    if plan is None:
+        half = paths.se * multiplier(paths.n, question.alpha, question.planned_pairs)
+        mask = settled_mask(paths, question.alpha, question.planned_pairs, needed)[0]
+    else:
+        # Only a look has an interval (the repeated confidence interval: estimate +- c_k se).
+        bound = np.full(paths.n.shape, np.nan)
+        for count, c in zip(plan.looks, plan.boundaries, strict=True):
+            bound[paths.n == count] = c
+        half = paths.se * bound
+        mask = group_sequential_mask(paths, plan, needed)[0]
 
     def state(t: int, judgements: int) -> State:
         diff = float(paths.difference[0, t])
@@ -396,8 +429,30 @@ def verdict(
                 f"non-paraphrases (now {p} and {q})"
             )
             return Verdict(question, current, None, None, reason, ready=False)
+        if plan is not None:
+            return Verdict(question, current, None, None, _waiting_for_look(plan, current.pairs))
         return Verdict(question, current, None, None, "the always-valid interval still contains 0")
     settled = state(first, int(judged[first]))
     assert settled.difference is not None
     better = question.metric_a if settled.difference > 0 else question.metric_b
+    if plan is not None:
+        look = plan.looks.index(settled.pairs) + 1
+        return Verdict(question, current, settled, better, f"look {look} of {len(plan.looks)} crossed its boundary")
     return Verdict(question, current, settled, better, "the always-valid interval left 0")
+
+
+def _waiting_for_look(plan: GroupSequentialPlan, pairs: int) -> str:
+    """Why a group-sequential plan has not settled: its next look, or its end."""
+    ahead = [
+        (k, count, c) for k, (count, c) in enumerate(zip(plan.looks, plan.boundaries, strict=True)) if count > pairs
+    ]
+    if not ahead:
+        return (
+            f"the plan's last look ({plan.max_pairs} labelled pairs) found no difference at alpha = {plan.alpha:g}: "
+            "the campaign may stop"
+        )
+    k, count, c = ahead[0]
+    return (
+        f"the plan decides only at its looks; next: look {k + 1} of {len(plan.looks)} at {count} labelled pairs, "
+        f"where |\u0394| / se must reach {c:.2f}"
+    )

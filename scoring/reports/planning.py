@@ -154,7 +154,9 @@ METHOD = (
     "Normal approximation computed exactly under a latent-truth model (each pool pair truly a paraphrase "
     "with a probability, each judge right with the judge accuracy, the majority as label): DeLong's "
     "variance for the AUCs, the delta method with the Williams test for Pearson r, Holm over normal draws "
-    "for the clusters. Checked against simulated campaigns (benchmarks/planning.py)."
+    "for the clusters. Checked against simulated campaigns (benchmarks/planning.py). The stopping rules' own "
+    "power: the chance a Gaussian random walk with the predicted drift and spread crosses the rule's boundary, "
+    "by recursive numerical integration (benchmarks/stopping_rule.py)."
 )
 
 
@@ -267,7 +269,9 @@ COLUMNS = (
     "Labelled pairs",
     "Expected difference",
     "Interval width",
-    "Power",
+    "Power, fixed design",
+    "Power, confidence sequence",
+    "Power, group-sequential (its maximum pairs)",
     "Participants",
     "Cost",
 )
@@ -290,6 +294,10 @@ def table_rows(result: CampaignPlan) -> list[list[str]]:
                 _signed(cell.difference),
                 f"{cell.width:.3f}",
                 f"{cell.power:.2f}",
+                "\u2014" if cell.power_sequence is None else f"{cell.power_sequence:.2f}",
+                "\u2014"
+                if cell.power_group_sequential is None
+                else f"{cell.power_group_sequential:.2f} ({cell.group_sequential_max})",
                 "\u2014" if cell.participants is None else str(cell.participants),
                 "\u2014" if cell.cost is None else f"{cell.cost:.2f}",
             ]
@@ -317,9 +325,39 @@ def summary(result: CampaignPlan) -> str:
             f" Cost: participants ({plan.pairs_per_participant} pairs each) x reward {plan.reward:g}"
             f" x (1 + fee {plan.fee:g})."
         )
+    rules = ""
+    if plan.question is not Question.CLUSTERS:
+        rules = (
+            " Power, fixed design: one test after exactly that many pairs (not what a stopping rule gives). "
+            "Power, confidence sequence: the chance the always-valid interval, read after every judgement and "
+            "tuned at that many pairs, has left 0 by then. Power, group-sequential: the chance the O'Brien-Fleming "
+            f"plan planned at that many pairs ({plan.looks} looks) stops at a look, by its maximum size in brackets."
+        )
     return (
         f"{plan.question.label}: {metrics}, on {plan.pool_pairs} scored pool pairs. "
         f"Truth: {result.truth_words}; {100 * plan.prevalence:.0f}\u00a0% paraphrases; {what} with noise-free labels "
         f"is {_signed(plan.true_difference)}. Noise: {result.noise_words}. "
-        f"{power} (alpha = {plan.alpha:g}, two-sided); width: of the 95 % interval of the difference.{cost}"
+        f"{power} (alpha = {plan.alpha:g}, two-sided); width: of the 95 % interval of the difference.{rules}{cost}"
     )
+
+
+def sizes_lines(result: CampaignPlan) -> list[str]:
+    """Per number of judges: the pairs each way of deciding needs for power 0.8."""
+
+    def pairs(value: int | None) -> str:
+        return f"more than the pool's {result.plan.pool_pairs} pairs" if value is None else f"{value} pairs"
+
+    lines = []
+    for size in result.plan.sizes:
+        gs = (
+            f"group-sequential ({result.plan.looks} looks) {pairs(size.group_sequential)} at most"
+            f" (planned at {size.group_sequential_planned})"
+            if size.group_sequential is not None
+            else f"group-sequential ({result.plan.looks} looks) {pairs(None)}"
+        )
+        lines.append(
+            f"Power 0.8 with {size.judges} judge{'s' if size.judges != 1 else ''} per pair: fixed design "
+            f"{pairs(size.fixed)}; confidence sequence (stopping rule, read after every judgement) "
+            f"{pairs(size.sequence)}; {gs}."
+        )
+    return lines

@@ -1,15 +1,16 @@
 """A campaign's stopping rule, Django side: fix the question, read its verdict, record it.
 
 The statistics are :mod:`scoring.analysis.sequential` (an always-valid confidence sequence of
-the paired ROC AUC difference); this module reads the campaign's counted judgements and
+the paired ROC AUC difference, or a group-sequential O'Brien-Fleming plan that decides only at
+its looks, the method fixed with the question); this module reads the campaign's counted judgements and
 scores for it, words the dashboard's line, and records the moment the question settled:
 :func:`check_settled` runs in a time-limited task queued after each judgement
 (:func:`on_judgement_recorded`, which fires once the judgement is committed), writes the record
 once (a conditional UPDATE: two copies of the task cannot both write it) and closes the campaign
 when its rule says so.
 
-The question and alpha are fixed before the first judgement: :func:`set_rule` refuses to change
-them afterwards (choosing the question, alpha or the planned size after seeing data would
+The question, alpha, the planned size and the method are fixed before the first judgement:
+:func:`set_rule` refuses to change them afterwards (choosing them after seeing data would
 bend the error rate the rule keeps). ``close_when_settled`` may change at any time.
 """
 
@@ -32,6 +33,13 @@ from scoring.reports.state import forget_state
 
 logger = logging.getLogger(__name__)
 
+WHY_SAFE_LOOKS = (
+    "Why reading this every minute is safe: the group-sequential plan decides only at its {looks} looks, "
+    "fixed before the first judgement at {counts} labelled pairs, with O'Brien-Fleming boundaries that spend "
+    "alpha = {alpha} % across them; between looks the figures are shown but decide nothing, so however often "
+    "the dashboard is read, the chance of calling a difference between two equally good metrics stays at most "
+    "{alpha} %."
+)
 WHY_SAFE = (
     "Why reading this every minute is safe: the interval is always-valid: it holds the true "
     "difference at every moment at once with probability {confidence} %, so however often the "
@@ -56,6 +64,8 @@ def question_of(rule: StoppingRule) -> sequential.Question:
         alpha=rule.alpha,
         planned_pairs=rule.planned_pairs,
         statistic=rule.statistic,
+        method=rule.method,
+        looks=rule.looks,
     )
 
 
@@ -67,24 +77,38 @@ def set_rule(
     planned_pairs: int,
     close_when_settled: bool,
     statistic: str = "auc",
+    method: str = sequential.CONFIDENCE_SEQUENCE,
+    looks: int = sequential.DEFAULT_LOOKS,
 ) -> StoppingRule:
-    """Create or change the campaign's rule; raises :class:`StoppingError` naming what is wrong."""
+    """Create or change the campaign's rule; raises :class:`StoppingError` naming what is wrong.
+    The method (and a group-sequential plan's looks) is part of the rule fixed before the first
+    judgement."""
     try:
-        sequential.Question(metric_a.pk, metric_b.pk, alpha=alpha, planned_pairs=planned_pairs, statistic=statistic)
+        sequential.Question(
+            metric_a.pk,
+            metric_b.pk,
+            alpha=alpha,
+            planned_pairs=planned_pairs,
+            statistic=statistic,
+            method=method,
+            looks=looks,
+        )
     except ValueError as error:
         raise StoppingError(str(error)) from error
     with transaction.atomic():
         Campaign.objects.select_for_update().filter(pk=campaign.pk).first()  # one change at a time
         rule = StoppingRule.objects.filter(campaign=campaign).first()
         same_question = rule is not None and (
-            (rule.metric_a_id, rule.metric_b_id, rule.alpha, rule.planned_pairs, rule.statistic)
-            == (metric_a.pk, metric_b.pk, alpha, planned_pairs, statistic)
+            (rule.metric_a_id, rule.metric_b_id, rule.alpha, rule.planned_pairs, rule.statistic, rule.method)
+            == (metric_a.pk, metric_b.pk, alpha, planned_pairs, statistic, method)
+            and (method != sequential.GROUP_SEQUENTIAL or rule.looks == looks)
         )
         if not same_question:
             judged = counted_judgements(campaign)
             if judged:
                 raise StoppingError(
-                    f"The question, alpha and the planned pairs are fixed before the first judgement: "
+                    f"The question, alpha, the planned pairs and the stopping method are fixed before the first "
+                    "judgement: "
                     f"{campaign.name} has {judged} judgement{'s' if judged != 1 else ''}. "
                     "Clone the campaign to ask another question."
                 )
@@ -92,6 +116,9 @@ def set_rule(
             rule = StoppingRule(campaign=campaign)
         rule.metric_a, rule.metric_b = metric_a, metric_b
         rule.alpha, rule.planned_pairs, rule.statistic = alpha, planned_pairs, statistic
+        if method != sequential.GROUP_SEQUENTIAL and rule.method == method:
+            looks = rule.looks  # the looks mean nothing to the confidence sequence: kept as they were
+        rule.method, rule.looks = method, looks
         rule.close_when_settled = close_when_settled
         rule.save()
         _forget_on_commit(campaign.pk)
@@ -162,8 +189,10 @@ def _percent(value: float) -> str:
 def words(rule: StoppingRule, verdict: sequential.Verdict) -> Line:
     """The dashboard's sentences (exact words; the tests read them)."""
     confidence = _percent(1 - rule.alpha)
-    why = WHY_SAFE.format(confidence=confidence, alpha=_percent(rule.alpha))
     a, b = rule.metric_a.label, rule.metric_b.label
+    if rule.method == sequential.GROUP_SEQUENTIAL:
+        return _group_sequential_words(rule, verdict, a, b)
+    why = WHY_SAFE.format(confidence=confidence, alpha=_percent(rule.alpha))
     record = ""
     if rule.settled_at is not None and rule.settled_difference is not None:
         state = sequential.State(
@@ -191,6 +220,55 @@ def words(rule: StoppingRule, verdict: sequential.Verdict) -> Line:
             f"({current.pairs} labelled pairs)."
         )
     return Line(False, text, why, record)
+
+
+def _group_sequential_words(rule: StoppingRule, verdict: sequential.Verdict, a: str, b: str) -> Line:
+    """The dashboard's sentences for a group-sequential plan."""
+    plan = question_of(rule).group_sequential()
+    why = WHY_SAFE_LOOKS.format(
+        looks=len(plan.looks), counts=", ".join(map(str, plan.looks)), alpha=_percent(rule.alpha)
+    )
+    record = ""
+    state: sequential.State | None = verdict.settled
+    if rule.settled_at is not None and rule.settled_difference is not None:
+        state = sequential.State(
+            rule.settled_pairs or 0,
+            rule.settled_judgements or 0,
+            rule.settled_difference,
+            rule.settled_low,
+            rule.settled_high,
+        )
+        record = f"Recorded {timezone.localtime(rule.settled_at):%Y-%m-%d %H:%M}."
+        if rule.closed_at is not None:
+            record += f" {rule.reason}"
+    if state is not None:
+        return Line(True, _settled_looks_text(a, b, state, plan, rule.statistic), why, record)
+    current = verdict.current
+    symbol = sequential.STATISTIC_SYMBOLS[rule.statistic]
+    now = (
+        f" Now {symbol} ({a} \u2212 {b}) {_signed(current.difference)} after {current.judgements} judgements "
+        f"({current.pairs} labelled pairs): an estimate, not a decision."
+        if verdict.ready and current.difference is not None
+        else f" ({current.judgements} judgements so far)."
+    )
+    return Line(False, f"Not settled yet (group-sequential plan): {verdict.reason}.{now}", why, record)
+
+
+def _settled_looks_text(
+    a: str, b: str, state: sequential.State, plan: sequential.GroupSequentialPlan, statistic: str
+) -> str:
+    assert state.difference is not None and state.low is not None and state.high is not None
+    if state.difference > 0:
+        better, worse, d, low, high = a, b, state.difference, state.low, state.high
+    else:
+        better, worse, d, low, high = b, a, -state.difference, -state.high, -state.low
+    symbol = sequential.STATISTIC_SYMBOLS[statistic]
+    look = plan.looks.index(state.pairs) + 1 if state.pairs in plan.looks else None
+    at = f"look {look} of {len(plan.looks)}" if look else "a planned look"
+    return (
+        f"Settled at {at} of the group-sequential plan: {better} agrees better than {worse} ({symbol} {_signed(d)}, "
+        f"repeated-confidence interval [{_signed(low)}, {_signed(high)}]) after {state.judgements} judgements."
+    )
 
 
 def _settled_text(a: str, b: str, state: sequential.State, confidence: str, statistic: str = "auc") -> str:
@@ -227,6 +305,11 @@ def stopping_json(campaign: Campaign) -> dict[str, Any] | None:
             "alpha": rule.alpha,
             "planned_pairs": rule.planned_pairs,
             "close_when_settled": rule.close_when_settled,
+            "method": rule.method,
+            "method_label": rule.get_method_display(),
+            "looks": list(question_of(rule).group_sequential().looks)
+            if rule.method == sequential.GROUP_SEQUENTIAL
+            else None,
         },
         "current": {
             "pairs": current.pairs,
@@ -253,7 +336,11 @@ def check_settled(campaign_id: int) -> bool:
         return False
     state = verdict.settled
     now = timezone.now()
-    line = _settled_text(rule.metric_a.label, rule.metric_b.label, state, _percent(1 - rule.alpha), rule.statistic)
+    if rule.method == sequential.GROUP_SEQUENTIAL:
+        plan = question_of(rule).group_sequential()
+        line = _settled_looks_text(rule.metric_a.label, rule.metric_b.label, state, plan, rule.statistic)
+    else:
+        line = _settled_text(rule.metric_a.label, rule.metric_b.label, state, _percent(1 - rule.alpha), rule.statistic)
     closing = rule.close_when_settled and rule.campaign.is_open
     with transaction.atomic():
         written = StoppingRule.objects.filter(pk=rule.pk, settled_at__isnull=True).update(

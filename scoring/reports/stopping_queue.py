@@ -13,7 +13,6 @@ from django.db.models import Subquery
 
 from annotate.models import Pair
 from paraeval import broker
-from paraeval.celery import app
 from scoring.models import StoppingRule
 
 logger = logging.getLogger(__name__)
@@ -26,9 +25,13 @@ def _waiting_key(campaign_id: int) -> str:
     return f"paraeval:stopping-check:{campaign_id}"
 
 
-def queue_check(campaign_id: int, countdown: int = CHECK_DELAY_SECONDS) -> None:
-    """Send the check to the interactive queue (by name: this module never imports the tasks)."""
-    app.send_task(CHECK_TASK, kwargs={"campaign_id": campaign_id}, queue=broker.INTERACTIVE_QUEUE, countdown=countdown)
+def queue_check(campaign_id: int, countdown: int = CHECK_DELAY_SECONDS) -> bool:
+    """Send the check to the interactive queue (by name: this module never imports the tasks)
+    through :func:`paraeval.broker.send`: one connection attempt, no publish retries, so an
+    unreachable broker never holds the volunteer's answer (the next judgement queues it again).
+    True when sent."""
+    message = broker.TaskMessage(CHECK_TASK, (campaign_id,), broker.INTERACTIVE_QUEUE, countdown=countdown)
+    return broker.send([message]).sent == 1
 
 
 def check_started(campaign_id: int) -> None:

@@ -24,7 +24,7 @@ from paraeval.textcheck import loads_bounded
 from scoring.analysis.planning import PlanError
 from scoring.models import StoppingRule
 from scoring.reports import stopping, verdicts
-from scoring.reports.planning import COLUMNS, campaign_plan, parse_request, summary, table_rows
+from scoring.reports.planning import COLUMNS, campaign_plan, parse_request, sizes_lines, summary, table_rows
 from scoring.tallies import scored_configs
 from staff.forms import CampaignSettingsForm, PlanForm, StoppingRuleForm
 from staff.hub import public_campaign, volunteer_link
@@ -88,6 +88,7 @@ def _plan_context(request: HttpRequest, campaign: Campaign) -> dict[str, Any]:
         return context
     context.update(
         plan_summary=summary(result),
+        plan_sizes=sizes_lines(result),
         plan_columns=COLUMNS,
         plan_rows=[list(zip(COLUMNS, row, strict=True)) for row in table_rows(result)],
     )
@@ -105,6 +106,8 @@ def _stopping_context(campaign: Campaign, form: StoppingRuleForm | None) -> dict
                 "metric_b": rule.metric_b_id,
                 "alpha": rule.alpha,
                 "planned_pairs": rule.planned_pairs,
+                "method": rule.method,
+                "looks": rule.looks,
                 "close_when_settled": rule.close_when_settled,
             }
             if rule
@@ -141,6 +144,8 @@ def stopping_rule(request: HttpRequest, slug: str) -> HttpResponse:
             data["planned_pairs"],
             data["close_when_settled"],
             data["statistic"] or StoppingRule.Statistic.AUC,
+            data["method"] or StoppingRule.Method.CONFIDENCE_SEQUENCE,
+            data["looks"] or 5,
         )
     except stopping.StoppingError as error:
         return _page(

@@ -9,7 +9,7 @@ from django.core.management.base import BaseCommand, CommandError, CommandParser
 
 from annotate.models import Campaign
 from scoring.analysis.planning import PlanError
-from scoring.reports.planning import COLUMNS, campaign_plan, parse_request, summary, table_rows
+from scoring.reports.planning import COLUMNS, campaign_plan, parse_request, sizes_lines, summary, table_rows
 
 
 class Command(BaseCommand):
@@ -61,3 +61,5 @@ class Command(BaseCommand):
         widths = [max(len(row[i]) for row in rows) for i in range(len(COLUMNS))]
         for row in rows:
             self.stdout.write("  ".join(value.rjust(width) for value, width in zip(row, widths, strict=True)))
+        for line in sizes_lines(result):
+            self.stdout.write(line)
