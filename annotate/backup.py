@@ -40,6 +40,10 @@ from annotate.models import Campaign
 FORMAT = "paraeval-campaign-backup"
 FORMAT_VERSION = 1
 APPS = ("annotate", "scoring")
+# Counters the database keeps by triggers from the rows themselves (``annotate.tallies``,
+# ``scoring.tallies``): a restore's inserts fire the same triggers, so the counts come back
+# exact without being copied; copying them too would count every row twice.
+DERIVED = frozenset({"annotate.campaigntally", "scoring.scoretally"})
 BATCH = 2000
 
 
@@ -82,7 +86,12 @@ def plan() -> tuple[list[type[models.Model]], list[type[models.Model]]]:
     first); a table of these apps that such a table points to without belonging (metric
     configurations) is referred to: only its referenced rows are taken.
     """
-    candidates = [m for app in APPS for m in apps.get_app_config(app).get_models() if m is not Campaign]
+    candidates = [
+        m
+        for app in APPS
+        for m in apps.get_app_config(app).get_models()
+        if m is not Campaign and _label(m) not in DERIVED
+    ]
     owned: list[type[models.Model]] = [Campaign]
     changed = True
     while changed:
