@@ -69,6 +69,7 @@ WHEN_PAIRS_AND_VOLUNTEERS = (
     "resampled too; a little wide on purpose)."
 )
 GOLD_REASON = "the gold labels do not come from volunteers: there is no volunteer to resample"
+NOT_ASKED_REASON = "not computed here: the two-way intervals were not asked for (two_way=1)"
 GOLD_SENTENCE = "Gold labels: only the pairs are resampled (no volunteers stand behind the labels)."
 # Figures with no human judgement in them: no volunteer to resample (see the docs' "Where it does
 # not apply"). The robustness card's probes are built by rule, their expected answers fixed by
@@ -528,18 +529,20 @@ def rater_intervals(
     resamples: int,
     seed: int,
     confidence: float = 0.95,
+    two_way: bool = True,
 ) -> dict[int, dict[str, RaterIntervals]]:
     """Per metric id and subset key: the correlations' pairs-only intervals and the two-way
-    intervals (accuracy, AUC, EER, Pearson, Spearman) beside the dashboard's pairs-only ones."""
+    intervals (accuracy, AUC, EER, Pearson, Spearman) beside the dashboard's pairs-only ones.
+    ``two_way`` False: the pairs-only ones alone (the costly two-way pass skipped, the reason said)."""
     out: dict[int, dict[str, RaterIntervals]] = {metric: {} for metric in data.metric_ids}
     resampler = TwoWayResampler(resamples, seed)
     for key, mask in subsets:
         table, labels, positions = _subset(data, mask)
         orders = [ScoreOrder.of(row[positions]) for row in data.oriented]
         pairs_only = _collect(resampler, table, labels, orders, data.oriented[:, positions], volunteers=False)
-        two_way = (
+        drawn = (
             None
-            if data.fixed is not None
+            if data.fixed is not None or not two_way
             else _collect(resampler, table, labels, orders, data.oriented[:, positions], volunteers=True)
         )
         for index, metric in enumerate(data.metric_ids):
@@ -547,9 +550,9 @@ def rater_intervals(
                 pearson=percentile(pairs_only[index][3], confidence),
                 spearman=percentile(pairs_only[index][4], confidence),
                 two_way=None
-                if two_way is None or table is None
-                else _two_way_intervals(two_way[index], confidence, table.volunteers),
-                reason=GOLD_REASON if data.fixed is not None else None,
+                if drawn is None or table is None
+                else _two_way_intervals(drawn[index], confidence, table.volunteers),
+                reason=GOLD_REASON if data.fixed is not None else (None if two_way else NOT_ASKED_REASON),
                 resamples=resamples,
             )
     return out

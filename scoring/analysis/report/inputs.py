@@ -126,6 +126,9 @@ class ReportOptions:
     charts: bool = True
     # False: leave every interval None (the dashboard fills them in from the interactive queue).
     intervals: bool = True
+    # False: the two-way (pairs and volunteers) intervals are left out, their reason said (the
+    # report API's default: they cost several times the pairs-only ones; ``two_way=1`` asks).
+    two_way: bool = True
 
 
 def human_labels(data: AnalysisInput, reference: Reference) -> HumanLabels:
