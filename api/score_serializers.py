@@ -103,6 +103,18 @@ class ReportQuerySerializer(serializers.Serializer[Any]):
         return attrs
 
 
+class CampaignReportQuerySerializer(ReportQuerySerializer):
+    """The report's query: the filters, and whether to compute the two-way intervals."""
+
+    two_way = serializers.BooleanField(
+        required=False,
+        default=False,
+        help_text="Also the intervals that resample the volunteers as well as the pairs (results[metric][corpus]"
+        ".raters.two_way; 1 / 0). Off by default: they cost several times the pairs-only ones; the dashboard "
+        "computes them in the background.",
+    )
+
+
 @extend_schema_field({"type": "string", "format": "binary"})
 class UploadField(serializers.FileField):
     """A file uploaded in a multipart form (binary in the OpenAPI document, not a URL)."""

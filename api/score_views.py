@@ -19,6 +19,7 @@ from annotate.teams import campaign_or_404, visible_to
 from api.filters import refuse_empty_parameters
 from api.score_filters import MetricConfigFilter, ScoreFilter
 from api.score_serializers import (
+    CampaignReportQuerySerializer,
     MetricConfigSerializer,
     ReportQuerySerializer,
     ScoreImportResultSerializer,
@@ -72,14 +73,20 @@ class ScoreViewSet(viewsets.ReadOnlyModelViewSet[Score]):
 T = TypeVar("T")
 
 
-def _with_report_filters(request: Request, slug: str, analysis: Callable[..., T]) -> T:
-    """Run ``analysis`` (the report or the meta-evaluation) on a campaign with the checked filters.
+def _with_report_filters(
+    request: Request,
+    slug: str,
+    analysis: Callable[..., T],
+    query: type[ReportQuerySerializer] = ReportQuerySerializer,
+) -> T:
+    """Run ``analysis`` (the report or the meta-evaluation) on a campaign with the checked filters
+    (``query``: the serializer of the query; the report's adds ``two_way``, passed on).
 
     A bad filter is a 400 naming it (the analysis says "<name>: <why>").
     """
     campaign = campaign_or_404(request.user, slug)
-    refuse_empty_parameters(request.query_params, ReportQuerySerializer().fields)
-    filters = ReportQuerySerializer(data=request.query_params)
+    refuse_empty_parameters(request.query_params, query().fields)
+    filters = query(data=request.query_params)
     filters.is_valid(raise_exception=True)
     options: dict[str, Any] = filters.validated_data
     try:
@@ -91,7 +98,10 @@ def _with_report_filters(request: Request, slug: str, analysis: Callable[..., T]
             date_to=options.get("date_to"),
             exclude_flagged=options["exclude_flagged"],
         )
-        return analysis(campaign.id, filters=checked, resamples=options.get("resamples"), seed=options.get("seed"))
+        extra = {"two_way": options["two_way"]} if "two_way" in options else {}
+        return analysis(
+            campaign.id, filters=checked, resamples=options.get("resamples"), seed=options.get("seed"), **extra
+        )
     except FilterError as error:
         name, _, message = str(error).partition(": ")
         raise ValidationError({name if message else "filters": message or str(error)}) from None
@@ -102,7 +112,7 @@ class CampaignReportView(APIView):
 
     @extend_schema(
         summary="Agreement report of a campaign (the dashboard's tables)",
-        parameters=[ReportQuerySerializer],
+        parameters=[CampaignReportQuerySerializer],
         responses={
             200: OpenApiResponse(
                 OpenApiTypes.OBJECT,
@@ -114,7 +124,7 @@ class CampaignReportView(APIView):
         },
     )
     def get(self, request: Request, slug: str) -> Response:
-        return Response(_with_report_filters(request, slug, campaign_report).as_json())
+        return Response(_with_report_filters(request, slug, campaign_report, CampaignReportQuerySerializer).as_json())
 
 
 class CampaignMetaEvaluationView(APIView):

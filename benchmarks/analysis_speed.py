@@ -19,7 +19,10 @@ the growth of the process's peak RSS. The counts are drawn in chunks of ``CHUNK_
 resamples, so the peak grows with the pairs only, not with pairs x resamples.
 
 It also times the intervals alone, the pairs-only bootstrap against the two-way (pairs and
-volunteers) one of :mod:`scoring.analysis.rater_bootstrap`, and prints their ratio.
+volunteers) one of :mod:`scoring.analysis.rater_bootstrap`, and prints their ratio. With
+``--two-way`` it does only that, in CPU time with the runs interleaved (best of ``--repeats``
+each: robust to a machine shared with other work), and adds the two-way interval of the paired
+Delta AUC of every two metrics (the meta-evaluation's).
 
 Every report covers Tables 1-5, AUC, correlations, top-k curves, chart data, agreement and
 the volunteer table, for each corpus and for all pairs. Prints times and ratios; no assertion.
@@ -37,6 +40,7 @@ pays: the version check of an unchanged campaign (one query) and a full ``campai
 from __future__ import annotations
 
 import argparse
+import math
 import resource
 import sys
 import time
@@ -53,7 +57,7 @@ from sklearn.metrics import roc_auc_score
 from scoring.analysis.binary import rank
 from scoring.analysis.bootstrap import CHUNK_ROWS, DEFAULT_RESAMPLES, Resampler, bootstrap_many
 from scoring.analysis.labels import volunteer_labels
-from scoring.analysis.rater_bootstrap import RaterInput, rater_intervals
+from scoring.analysis.rater_bootstrap import RaterInput, paired_auc_intervals, rater_intervals
 from scoring.analysis.report import (
     AnalysisInput,
     JudgementRows,
@@ -273,7 +277,13 @@ def main() -> None:
     parser.add_argument("--database", action="store_true", help="also time campaign_report on a database")
     parser.add_argument("--scaling", help="comma-separated pair counts: bootstrap time and memory at each")
     parser.add_argument("--resamples", type=int, default=DEFAULT_RESAMPLES, help="resamples of --scaling")
+    parser.add_argument(
+        "--two-way", action="store_true", help="only the two-way intervals against the pairs-only ones (CPU time)"
+    )
     args = parser.parse_args()
+    if args.two_way:
+        two_way_only(synthetic_campaign(args.pairs, args.metrics), args.repeats)
+        return
     if args.scaling:
         scaling([int(size) for size in args.scaling.split(",")], args.metrics, args.resamples)
         return
@@ -336,6 +346,53 @@ def two_way_ratio(data: AnalysisInput, repeats: int) -> None:
     two_way = best_of(repeats, lambda: rater_intervals(rater_input, groups, options.resamples, options.seed))
     print(f"intervals alone, pairs only ({options.resamples} resamples)    {pairs_only:8.3f} s   1.0x")
     print(f"intervals alone, pairs and volunteers (two-way) {two_way:8.3f} s {two_way / pairs_only:6.1f}x")
+
+
+def two_way_only(data: AnalysisInput, repeats: int) -> None:
+    """The two-way intervals against the pairs-only ones in CPU time, the runs interleaved and the
+    best of each kept (a machine shared with other work slows both alike), and the paired Delta AUC
+    of every two metrics under the two-way draws."""
+    options = ReportOptions()
+    labels = volunteer_labels(len(data.pair_ids), data.judgements.pair_index, data.judgements.code)
+    oriented = np.array([row if m.higher_is_closer else -row for m, row in zip(data.metrics, data.scores, strict=True)])
+    groups = [(group.key, group.mask) for group in subsets(data.origins)]
+    jobs = []
+    for index in range(len(data.metrics)):
+        for _, mask in groups:
+            labelled = mask & labels.labelled
+            valid = labelled & np.isfinite(oriented[index])
+            jobs.append((rank(oriented[index][valid], labels.binary[valid] == 1), int(np.count_nonzero(labelled))))
+    resampler = Resampler(options.resamples, options.seed)
+    rater_input = RaterInput(
+        data.judgements.pair_index,
+        data.judgements.volunteer,
+        data.judgements.code,
+        [m.id for m in data.metrics],
+        oriented,
+    )
+    metric_pairs = [(a, b) for a in range(len(data.metrics)) for b in range(a + 1, len(data.metrics))]
+    runs: dict[str, Callable[[], object]] = {
+        "pairs only: accuracy, AUC, EER": lambda: bootstrap_many(jobs, resampler),
+        "two-way: the same + Pearson, Spearman (+ their pairs-only)": lambda: rater_intervals(
+            rater_input, groups, options.resamples, options.seed
+        ),
+        f"two-way Delta AUC, {len(metric_pairs)} metric pairs": lambda: paired_auc_intervals(
+            rater_input, metric_pairs, options.resamples, options.seed
+        ),
+    }
+    best = dict.fromkeys(runs, math.inf)
+    for _ in range(repeats):
+        for name, function in runs.items():
+            start = time.process_time()
+            function()
+            best[name] = min(best[name], time.process_time() - start)
+    reference = best["pairs only: accuracy, AUC, EER"]
+    print(
+        f"{len(data.pair_ids):,} pairs x {len(data.metrics)} metrics, {len(data.judgements):,} judgements, "
+        f"3 corpora + global, {options.resamples} resamples; CPU time, best of {repeats} interleaved runs"
+    )
+    for name, elapsed in best.items():
+        print(f"{name:<60} {elapsed:8.3f} s {elapsed / reference:6.1f}x")
 
 
 if __name__ == "__main__":

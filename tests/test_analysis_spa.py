@@ -156,7 +156,7 @@ def test_spa_interval_is_recentred_where_the_plain_percentile_misses_the_estimat
     view = system_view(
         systems, sources, binary, human, [1, 2, 3], scores, scores, resamples=500, seed=3, spa_resamples=60
     )
-    draws = _spa_intervals(systems, sources, human, scores, ["A", "B", "C", "D"], 60, 3, 0.95)
+    draws, _ = _spa_intervals(systems, sources, human, scores, ["A", "B", "C", "D"], 60, 3, 0.95)
     good = view.metrics[0]
     plain_low, plain_high = np.percentile(draws[0], [2.5, 97.5])
     assert not plain_low <= good.spa <= plain_high  # the bootstrap's bias: the plain interval misses it

@@ -34,6 +34,23 @@ def test_report_is_the_dashboards_report(staff_api, scored):
         assert body[key] == expected[key], key
 
 
+def test_report_computes_the_two_way_intervals_only_when_asked(staff_api, scored):
+    """They cost several times the pairs-only ones: off the synchronous API unless two_way=1."""
+    from scoring.analysis.rater_bootstrap import NOT_ASKED_REASON
+
+    def raters(query):
+        response = staff_api.get(f"/api/campaigns/reported/report/?resamples=30{query}")
+        assert response.status_code == 200, response.json()
+        return [subset["raters"] for metric in response.json()["results"].values() for subset in metric.values()]
+
+    plain = [value for value in raters("") if value is not None]
+    assert plain and all(value["two_way"] is None and value["reason"] == NOT_ASKED_REASON for value in plain)
+    assert all(value["pearson"] is not None or value["spearman"] is None for value in plain)
+    asked = [value for value in raters("&two_way=1") if value is not None]
+    assert asked and all(value["two_way"] is not None and value["reason"] is None for value in asked)
+    assert staff_api.get("/api/campaigns/reported/report/?two_way=maybe").status_code == 400
+
+
 def test_report_filters_are_passed_on(staff_api, scored):
     query = "reference=gold&origin=mrpc&english_level=native&date_from=2020-01-01&date_to=2999-12-31&resamples=0"
     response = staff_api.get(f"/api/campaigns/reported/report/?{query}")

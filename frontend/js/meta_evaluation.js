@@ -133,8 +133,8 @@
     floor.dataset.reachable = String(ranking.reachable);
     document.getElementById("meta-heatmap").replaceChildren(floor, wrap);
     const tests = meta.paired.filter((t) => t.statistic === ranking.statistic);
-    const pairRows = tests.map((t) => [label.get(t.metric_a) + " vs " + label.get(t.metric_b), String(t.n), fmt(t.value_a), fmt(t.value_b), fmt(t.difference), interval(t.interval), pText(t.p_permutation), pText(t.p_jackknife !== null ? t.p_jackknife : t.p_bootstrap), pText(t.p_williams), pText(t.p_delong), pText(t.p_holm), t.reason || ""]);
-    document.getElementById("meta-paired").replaceChildren(table("meta-paired", ["Metrics (A vs B)", "Pairs", "A", "B", "A − B", "95% CI", "p perm.", "p boot./jack.", "p Williams", "p DeLong", "p Holm", "Note"], pairRows));
+    const pairRows = tests.map((t) => [label.get(t.metric_a) + " vs " + label.get(t.metric_b), String(t.n), fmt(t.value_a), fmt(t.value_b), fmt(t.difference), interval(t.interval), t.interval_two_way ? interval(t.interval_two_way) : "–", pText(t.p_permutation), pText(t.p_jackknife !== null ? t.p_jackknife : t.p_bootstrap), pText(t.p_williams), pText(t.p_delong), pText(t.p_holm), t.reason || ""]);
+    document.getElementById("meta-paired").replaceChildren(table("meta-paired", ["Metrics (A vs B)", "Pairs", "A", "B", "A − B", "95% CI, pairs only", "95% CI, pairs and volunteers", "p perm.", "p boot./jack.", "p Williams", "p DeLong", "p Holm", "Note"], pairRows, pairedCaption(ranking.statistic)));
   }
 
   function renderThresholds() {
@@ -149,9 +149,16 @@
     document.getElementById("meta-ties").replaceChildren(table("meta-ties", ["Metric", "Pairs", "τ_b", "τ_c", "acc23 (ε = 0)", "acc23 calibrated", "ε", "Human-tied share"], rows));
   }
 
+  // When to quote which interval: the sentence comes with the meta-evaluation (meta.two_way_note).
+  function pairedCaption(statistic) {
+    if (statistic !== "auc") return "95% CI: pairs only (the volunteers' labels taken as fixed); a variant over volunteers is computed for ROC AUC.";
+    return "95% CI, pairs only: DeLong's interval of A − B. Pairs and volunteers: the two-way bootstrap, the same draws of pairs and of volunteers for both metrics. " + meta.two_way_note;
+  }
+
   function spaCaption(s) {
     const share = Math.round(s.shared_sources_rule * 100);
-    return "Soft Pairwise Accuracy over " + s.system_pairs + " system pairs: " + s.paired_pairs + " compared paired on their shared sources (at least " + share + "% of each system's sources), " + (s.system_pairs - s.paired_pairs) + " by a two-sample permutation over all items of both systems. Interval: " + s.spa_resamples + " bootstrap resamples (sources with all their hypotheses, or items within each system), re-centred on the estimate.";
+    const twoWay = s.spa_two_way_volunteers ? "; pairs only, and pairs and volunteers (each resample's human scores recomputed from a draw of the " + s.spa_two_way_volunteers + " volunteers). " : ". ";
+    return "Soft Pairwise Accuracy over " + s.system_pairs + " system pairs: " + s.paired_pairs + " compared paired on their shared sources (at least " + share + "% of each system's sources), " + (s.system_pairs - s.paired_pairs) + " by a two-sample permutation over all items of both systems. Interval: " + s.spa_resamples + " bootstrap resamples (sources with all their hypotheses, or items within each system), re-centred on the estimate" + twoWay + meta.two_way_note;
   }
 
   function groupCaption(v) {
@@ -169,11 +176,11 @@
     } else {
       const s = meta.systems;
       const rows = s.systems.map((r) => [r.system, String(r.pairs), fmt(r.paraphrase_rate), fmt(r.mean_ordinal, 2), ...r.metric_means.map((v) => fmt(v))]);
-      const spaCi = (r) => (r.spa_interval ? fmt(r.spa_interval[0]) + "–" + fmt(r.spa_interval[1]) : "–");
-      const metricRows = s.metrics.map((r) => [label.get(r.metric), fmt(r.pearson), fmt(r.kendall), fmt(r.spa), spaCi(r), r.reason || ""]);
+      const spaCi = (i) => (i ? fmt(i[0]) + "–" + fmt(i[1]) : "–");
+      const metricRows = s.metrics.map((r) => [label.get(r.metric), fmt(r.pearson), fmt(r.kendall), fmt(r.spa), spaCi(r.spa_interval), spaCi(r.spa_interval_two_way), r.reason || ""]);
       slot.replaceChildren(
         table("meta-systems", ["System", "Pairs", "Paraphrase rate", "Mean ordinal", ...meta.metrics.map((m) => m.label)], rows),
-        table("meta-system-metrics", ["Metric", "System Pearson", "System Kendall", "SPA", "SPA 95% CI", "Note"], metricRows, spaCaption(s)),
+        table("meta-system-metrics", ["Metric", "System Pearson", "System Kendall", "SPA", "SPA 95% CI, pairs only", "SPA 95% CI, pairs and volunteers", "Note"], metricRows, spaCaption(s)),
       );
     }
     const groups = document.getElementById("meta-groups");

@@ -3,7 +3,11 @@
 * **Robustness** (:mod:`.robustness`): each metric's scores on the campaign's probe set (the
   campaign itself if it is one, else the latest built from it), loaded as a :class:`ProbeScores`
   by ``scoring.reports.robustness``. Every ParaPLUIE template is a metric configuration of its
-  own, so each template gets its own card.
+  own, so each template gets its own card. Its intervals resample source groups only and have no
+  variant over volunteers (unlike the agreement figures, :mod:`.rater_bootstrap`): no volunteer
+  judged a probe, and what a probe should score (below its meaning-keeping control, in the
+  expected swap order) holds by construction, so there is no human judgement to resample. The
+  table's caption says so (:data:`.rater_bootstrap.PROBES_SENTENCE`).
 * **Calibration** (:mod:`.calibration`) of the log-odds metrics (ParaPLUIE: natural threshold 0,
   higher is closer): P(yes) = 1 / (1 + e^-score) against, per pair, the share of the volunteers'
   yes/no answers that call it a paraphrase (Mostly similar or Same meaning; Don't know left

@@ -30,6 +30,7 @@ from scoring.analysis.paired import (
     DEFAULT_SEED,
     MONTE_CARLO,
     PRIMARY_TEST,
+    Interval,
     PairedInput,
     PairedOptions,
     PairedTest,
@@ -39,6 +40,7 @@ from scoring.analysis.paired import (
     smallest_p,
 )
 from scoring.analysis.plain import to_json
+from scoring.analysis.rater_bootstrap import GOLD_REASON, JudgementTable, RaterInput, paired_auc_intervals, when_each
 from scoring.analysis.report import AnalysisInput, MetricInfo, human_labels
 from scoring.analysis.systems import (
     SPA_BOOTSTRAP,
@@ -59,7 +61,7 @@ from scoring.analysis.thresholds import (
 from scoring.analysis.ties import TieStatistics, tie_statistics
 
 # Bump when a change here changes a number of the meta-evaluation (part of its cache key).
-META_VERSION = "3"
+META_VERSION = "4"  # 4: two-way (pairs and volunteers) intervals of Delta AUC and SPA
 ALPHA = 0.05
 
 
@@ -165,6 +167,8 @@ class MetaEvaluation:
     group_view: GroupView | None = None
     alt_test: AltTest | None = None
     distance_bins: DistanceBins | None = None
+    # When to quote the pairs-only and when the pairs-and-volunteers intervals (Delta AUC, SPA).
+    two_way_note: str = ""
 
     def as_dict(self) -> dict[str, Any]:
         """JSON-ready (:func:`~scoring.analysis.plain.to_json`): enums as their values, non-finite
@@ -297,6 +301,13 @@ def _systems_view(
             options.seed,
             spa_resamples=min(options.resamples, SPA_BOOTSTRAP),
             confidence=options.confidence,
+            judgements=(
+                JudgementTable.build(
+                    data.judgements.pair_index, data.judgements.volunteer, data.judgements.code, len(data.pair_ids)
+                )
+                if options.reference == Reference.VOLUNTEERS
+                else None
+            ),
         )
         named = {name for name in data.systems if name}
         if systems is not None:
@@ -364,6 +375,7 @@ def meta_evaluation(data: AnalysisInput, options: MetaOptions | None = None) -> 
             permutation_resamples=options.permutation_resamples,
         ),
     )
+    paired = _with_two_way(data, paired, oriented, options)
     rankings = _rankings(
         data.metrics, paired, oriented, labels.binary, labels.graded, natural_correct, cv_correct, options
     )
@@ -413,7 +425,44 @@ def meta_evaluation(data: AnalysisInput, options: MetaOptions | None = None) -> 
             oriented,
             options.distance_bins,
         ),
+        two_way_note=when_each(options.reference == Reference.VOLUNTEERS),
     )
+
+
+def _with_two_way(
+    data: AnalysisInput, paired: list[PairedTest], oriented: FloatArray, options: MetaOptions
+) -> list[PairedTest]:
+    """The ROC AUC comparisons with the two-way (pairs and volunteers) interval of their difference
+    beside DeLong's pairs-only one; on gold labels, the reason there is none."""
+    auc = [test for test in paired if test.statistic is Statistic.AUC and test.reason is None]
+    if not auc or options.resamples <= 0:
+        return paired
+    if options.reference != Reference.VOLUNTEERS:
+        return [dataclasses.replace(test, two_way_reason=GOLD_REASON) if test in auc else test for test in paired]
+    row_of = {metric.id: index for index, metric in enumerate(data.metrics)}
+    jobs = [(row_of[test.metric_a], row_of[test.metric_b]) for test in auc]
+    differences = paired_auc_intervals(
+        RaterInput(
+            data.judgements.pair_index,
+            data.judgements.volunteer,
+            data.judgements.code,
+            [metric.id for metric in data.metrics],
+            oriented,
+        ),
+        jobs,
+        options.resamples,
+        options.seed,
+        options.confidence,
+    )
+    out = []
+    for test in paired:
+        key = (row_of[test.metric_a], row_of[test.metric_b])
+        difference = differences.get(key) if test.statistic is Statistic.AUC and test.reason is None else None
+        if difference is not None:
+            interval = None if difference.interval is None else Interval(*difference.interval)
+            test = dataclasses.replace(test, interval_two_way=interval, two_way_volunteers=difference.volunteers)
+        out.append(test)
+    return out
 
 
 def _own_value(

@@ -20,6 +20,10 @@ tied score and ``>=`` calls the whole group a paraphrase, so the fit corpus's er
 split's count by the tied pairs on the wrong side (kept so that thresholds match the benchmark's).
 The benchmark rounds each corpus's error to 0.1 % before averaging; here the exact rates are averaged.
 
+No interval, and so no variant over volunteers: the figures rest on the corpora's imported gold
+labels and on objectives fixed per corpus, with no volunteer's judgement in them (the table's
+caption says so, :data:`.rater_bootstrap.OBJECTIVES_SENTENCE`).
+
 Pure numpy: no Django.
 """
 

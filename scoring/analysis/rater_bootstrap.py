@@ -69,6 +69,26 @@ WHEN_PAIRS_AND_VOLUNTEERS = (
     "resampled too; a little wide on purpose)."
 )
 GOLD_REASON = "the gold labels do not come from volunteers: there is no volunteer to resample"
+NOT_ASKED_REASON = "not computed here: the two-way intervals were not asked for (two_way=1)"
+GOLD_SENTENCE = "Gold labels: only the pairs are resampled (no volunteers stand behind the labels)."
+# Figures with no human judgement in them: no volunteer to resample (see the docs' "Where it does
+# not apply"). The robustness card's probes are built by rule, their expected answers fixed by
+# construction; the PARAPHRASUS objectives rest on imported gold labels and on objectives fixed per
+# corpus. Inventing a volunteer draw there would only copy the pairs' chance.
+PROBES_SENTENCE = (
+    "Intervals over source pairs only: no volunteer judged the probes (their expected answers are fixed "
+    "by construction), so there is no volunteer to resample."
+)
+OBJECTIVES_SENTENCE = (
+    "No interval over volunteers: the objectives rest on the corpora's imported gold labels and on answers "
+    "fixed by construction (no pair / every pair a paraphrase), not on volunteers' judgements."
+)
+
+
+def when_each(volunteers: bool) -> str:
+    """The sentence shown beside a pair of intervals on when each is the right one to quote (or,
+    on gold labels, why there is no second one)."""
+    return f"{WHEN_PAIRS_ONLY} {WHEN_PAIRS_AND_VOLUNTEERS}" if volunteers else GOLD_SENTENCE
 
 
 @dataclass(frozen=True)
@@ -104,6 +124,7 @@ class Replicates:
         self.binary = binary
         self.graded = graded
         self.fixed = fixed  # the same labels in every row (pairs only): levels computed on one row
+        self.rank_cache: dict[bytes, tuple[FloatArray, FloatArray, FloatArray]] = {}
 
     @cached_property
     def positive(self) -> FloatArray:
@@ -278,13 +299,9 @@ def binary_statistics(order: ScoreOrder, block: Replicates) -> tuple[FloatArray,
     if len(order.order) == 0:
         nan = np.full(rows, np.nan)
         return nan, nan.copy(), nan.copy()
-    positive = block.positive[:, order.order]
-    negative = block.negative[:, order.order]
-    if len(order.starts) < len(order.order):  # tie groups: one point per group
-        positive = np.add.reduceat(positive, order.starts, axis=1)
-        negative = np.add.reduceat(negative, order.starts, axis=1)
-    positives_through = np.cumsum(positive, axis=1)
-    negatives_through = np.cumsum(negative, axis=1)
+    # Tie groups: one point per group.
+    positives_through, positive = group_sums(block.positive[:, order.order], order.starts)
+    negatives_through, negative = group_sums(block.negative[:, order.order], order.starts)
     pos_total = positives_through[:, -1]
     neg_total = negatives_through[:, -1]
     drawn = pos_total + neg_total
@@ -319,56 +336,140 @@ def _pearson_from_sums(
     return np.where(keep, np.clip(value, -1.0, 1.0), np.nan)
 
 
+@dataclass(frozen=True)
+class PearsonColumns:
+    """The per-pair columns every metric's Pearson reads (pairs x metrics): scored or not, and the
+    centred oriented score and its square (0 where unscored). One matrix product per block then
+    gives the weighted sums of all metrics at once."""
+
+    scored: FloatArray
+    x: FloatArray
+    xx: FloatArray
+
+    @classmethod
+    def of(cls, oriented: FloatArray, orders: Sequence[ScoreOrder]) -> PearsonColumns:
+        """``oriented``: metrics x pairs."""
+        metrics, pairs = oriented.shape
+        scored = np.zeros((pairs, metrics))
+        x = np.zeros((pairs, metrics))
+        for index, order in enumerate(orders):
+            scored[order.order, index] = 1.0
+            # Centred first: sums of squares of large offsets would lose digits.
+            centre = float(np.mean(oriented[index][order.order])) if len(order.order) else 0.0
+            x[order.order, index] = oriented[index][order.order] - centre
+        return cls(scored, x, x * x)
+
+
+def pearson_sums(columns: PearsonColumns, block: Replicates) -> tuple[FloatArray, FloatArray]:
+    """Pearson's r of every metric (rows x metrics) and the drawn weight of the pairs each metric
+    scored that have a graded score (rows x metrics: Spearman's count)."""
+    weight = block.graded_weight
+    wy, wyy = block.graded_moments
+    total = weight @ columns.scored
+    pearson = _pearson_from_sums(
+        total,
+        weight @ columns.x,
+        wy @ columns.scored,
+        weight @ columns.xx,
+        wyy @ columns.scored,
+        wy @ columns.x,
+    )
+    return pearson, total
+
+
 def correlations(
     oriented: FloatArray, block: Replicates, order: ScoreOrder | None = None
 ) -> tuple[FloatArray, FloatArray]:
     """Pearson and Spearman (average ranks for ties) between the oriented score and the graded
     human scale in every replicate, over the drawn pairs that have both."""
     order = order or ScoreOrder.of(oriented)
-    scored = np.zeros(len(oriented))
-    scored[order.order] = 1.0
-    # Centred first: sums of squares of large offsets would lose digits.
-    centre = float(np.mean(oriented[order.order])) if len(order.order) else 0.0
-    x = np.where(scored > 0, oriented - centre, 0.0)
-    weight = block.graded_weight
-    wy, wyy = block.graded_moments
-    total = weight @ scored
-    pearson = _pearson_from_sums(total, weight @ x, wy @ scored, weight @ (x * x), wyy @ scored, wy @ x)
-    return pearson, _spearman(order, block, scored, total)
+    columns = PearsonColumns.of(oriented[None, :], [order])
+    pearson, total = pearson_sums(columns, block)
+    return pearson[:, 0], spearman(order, block, columns.scored[:, 0], total[:, 0])
 
 
-def _spearman(order: ScoreOrder, block: Replicates, scored: FloatArray, total: FloatArray) -> FloatArray:
-    """Spearman = Pearson of the average ranks among the drawn copies. The score's ranks follow its
-    fixed order (best first: ranks counted from the top, which flips the sign); the human scale's
-    come from the weighted histogram of its levels (the unscored pairs' weight taken out)."""
+def group_sums(values: FloatArray, starts: IntArray) -> tuple[FloatArray, FloatArray]:
+    """Running totals through the end of each tie group and each group's own sum (rows x groups;
+    ``starts``: each group's first column), by one cumulative sum read at the group ends (several
+    times faster than ``np.add.reduceat`` along rows). Exact on counts and half-integer ranks."""
+    through = np.cumsum(values, axis=1)
+    if len(starts) == values.shape[1]:
+        return through, values
+    through = through[:, np.append(starts[1:], values.shape[1]) - 1]
+    return through, _differences(through)
+
+
+def group_totals(values: FloatArray, starts: IntArray) -> FloatArray:
+    """Each tie group's own sum (rows x groups): the columns themselves when there is no tie."""
+    if len(starts) == values.shape[1]:
+        return values
+    return _differences(np.cumsum(values, axis=1)[:, np.append(starts[1:], values.shape[1]) - 1])
+
+
+def _differences(through: FloatArray) -> FloatArray:
+    grouped = np.empty_like(through)
+    grouped[:, :1] = through[:, :1]
+    np.subtract(through[:, 1:], through[:, :-1], out=grouped[:, 1:])
+    return grouped
+
+
+def _human_ranks(block: Replicates, scored: FloatArray) -> tuple[FloatArray, FloatArray, FloatArray]:
+    """The graded scale's average ranks among the drawn copies of the pairs a metric scored, as
+    weight x rank per pair (rows x pairs), with the sum and the sum of squares of the ranks
+    (per row). The ranks come from the weighted histogram of the graded levels, the unscored
+    pairs' weight taken out; cached on the block per set of unscored pairs (most metrics share
+    one), since they do not depend on the metric's order."""
+    unscored = np.flatnonzero(scored == 0)
+    key = unscored.tobytes()
+    cached = block.rank_cache.get(key)
+    if cached is not None:
+        return cached
     weight = block.graded_weight
-    sorted_weight = weight[:, order.order]
-    ties = len(order.starts) < len(order.order)
-    grouped = np.add.reduceat(sorted_weight, order.starts, axis=1) if ties else sorted_weight
-    group_rank = np.cumsum(grouped, axis=1) - (grouped - 1.0) / 2.0
-    sum_x = np.einsum("ij,ij->i", grouped, group_rank)
-    sum_xx = np.einsum("ij,ij->i", grouped * group_rank, group_rank)
-    rank_x = np.zeros_like(weight)
-    rank_x[:, order.order] = (
-        np.repeat(group_rank, np.diff(np.append(order.starts, len(order.order))), axis=1) if ties else group_rank
-    )
     level, levels = block.graded_level
     histogram = block.level_histogram
-    unscored = np.flatnonzero(scored == 0)
     if len(unscored):
         histogram = histogram - _histogram(level[:, unscored], weight[:, unscored], levels)
     level_rank = np.cumsum(histogram, axis=1) - (histogram - 1.0) / 2.0
     sum_y = np.einsum("ij,ij->i", histogram, level_rank)
     sum_yy = np.einsum("ij,ij->i", histogram * level_rank, level_rank)
     rank_y = np.take_along_axis(level_rank, level, axis=1) if not block.fixed else level_rank[:, level[0]]
-    sum_xy = np.einsum("ij,ij->i", weight * rank_x, rank_y)
+    out = (weight * rank_y, sum_y, sum_yy)
+    block.rank_cache[key] = out
+    return out
+
+
+def spearman(order: ScoreOrder, block: Replicates, scored: FloatArray, total: FloatArray) -> FloatArray:
+    """Spearman = Pearson of the average ranks among the drawn copies. The score's ranks follow its
+    fixed order (best first: ranks counted from the top, which flips the sign), summed per tie
+    group along that order; the human scale's come from :func:`_human_ranks`."""
+    weighted_rank_y, sum_y, sum_yy = _human_ranks(block, scored)
+    through, grouped = group_sums(block.graded_weight[:, order.order], order.starts)
+    cross = group_totals(weighted_rank_y[:, order.order], order.starts)
+    group_rank = through - (grouped - 1.0) / 2.0
+    sum_x = np.einsum("ij,ij->i", grouped, group_rank)
+    sum_xx = np.einsum("ij,ij->i", grouped * group_rank, group_rank)
+    sum_xy = np.einsum("ij,ij->i", cross, group_rank)
     return -_pearson_from_sums(total, sum_x, sum_y, sum_xx, sum_yy, sum_xy)
+
+
+def auc_only(order: ScoreOrder, block: Replicates) -> FloatArray:
+    """ROC AUC of every replicate alone (as :func:`binary_statistics` computes it, without the
+    accuracy and EER sweeps): NaN where a replicate has one class only."""
+    if len(order.order) == 0:
+        return np.full(block.counts.shape[0], np.nan)
+    positives_through, positive = group_sums(block.positive[:, order.order], order.starts)
+    negatives_through, negative = group_sums(block.negative[:, order.order], order.starts)
+    pos_total = positives_through[:, -1]
+    neg_total = negatives_through[:, -1]
+    area = np.einsum("ij,ij->i", negative, positives_through - 0.5 * positive)
+    with np.errstate(divide="ignore", invalid="ignore"):
+        return np.where((pos_total > 0) & (neg_total > 0), area / (pos_total * neg_total), np.nan)
 
 
 def auc_difference(first: ScoreOrder, second: ScoreOrder, block: Replicates) -> FloatArray:
     """AUC of the first metric minus that of the second in every replicate (paired: the same
     drawn pairs and labels; each order must hold the pairs both metrics scored)."""
-    return binary_statistics(first, block)[1] - binary_statistics(second, block)[1]
+    return auc_only(first, block) - auc_only(second, block)
 
 
 def percentile(values: FloatArray, confidence: float) -> tuple[float, float] | None:
@@ -428,18 +529,20 @@ def rater_intervals(
     resamples: int,
     seed: int,
     confidence: float = 0.95,
+    two_way: bool = True,
 ) -> dict[int, dict[str, RaterIntervals]]:
     """Per metric id and subset key: the correlations' pairs-only intervals and the two-way
-    intervals (accuracy, AUC, EER, Pearson, Spearman) beside the dashboard's pairs-only ones."""
+    intervals (accuracy, AUC, EER, Pearson, Spearman) beside the dashboard's pairs-only ones.
+    ``two_way`` False: the pairs-only ones alone (the costly two-way pass skipped, the reason said)."""
     out: dict[int, dict[str, RaterIntervals]] = {metric: {} for metric in data.metric_ids}
     resampler = TwoWayResampler(resamples, seed)
     for key, mask in subsets:
         table, labels, positions = _subset(data, mask)
         orders = [ScoreOrder.of(row[positions]) for row in data.oriented]
         pairs_only = _collect(resampler, table, labels, orders, data.oriented[:, positions], volunteers=False)
-        two_way = (
+        drawn = (
             None
-            if data.fixed is not None
+            if data.fixed is not None or not two_way
             else _collect(resampler, table, labels, orders, data.oriented[:, positions], volunteers=True)
         )
         for index, metric in enumerate(data.metric_ids):
@@ -447,9 +550,9 @@ def rater_intervals(
                 pearson=percentile(pairs_only[index][3], confidence),
                 spearman=percentile(pairs_only[index][4], confidence),
                 two_way=None
-                if two_way is None or table is None
-                else _two_way_intervals(two_way[index], confidence, table.volunteers),
-                reason=GOLD_REASON if data.fixed is not None else None,
+                if drawn is None or table is None
+                else _two_way_intervals(drawn[index], confidence, table.volunteers),
+                reason=GOLD_REASON if data.fixed is not None else (None if two_way else NOT_ASKED_REASON),
                 resamples=resamples,
             )
     return out
@@ -490,15 +593,88 @@ def _collect(
     volunteers: bool,
 ) -> list[list[FloatArray]]:
     """Per metric, of every replicate: accuracy, AUC, EER (two-way only: the pairs-only ones are
-    :mod:`.bootstrap`'s), Pearson, Spearman."""
+    :mod:`.bootstrap`'s), Pearson, Spearman. Pearson of all metrics is one matrix product per block."""
     empty = np.zeros(0)
     parts: list[list[list[FloatArray]]] = [[[] for _ in range(5)] for _ in orders]
     if len(labels[0]) == 0:
         return [[empty for _ in range(5)] for _ in orders]
+    columns = PearsonColumns.of(oriented, orders)
     for block in resampler.replicates(table, labels, volunteers):
+        pearson, total = pearson_sums(columns, block)
         for index, order in enumerate(orders):
             binary = binary_statistics(order, block) if volunteers else (empty, empty, empty)
-            values = (*binary, *correlations(oriented[index], block, order))
+            rho = spearman(order, block, columns.scored[:, index], total[:, index])
+            values = (*binary, pearson[:, index], rho)
             for target, value in zip(parts[index], values, strict=True):
                 target.append(value)
     return [[np.concatenate(column) for column in metric] for metric in parts]
+
+
+# --- paired differences and relabelling for other figures -----------------------------------------
+
+
+@dataclass(frozen=True)
+class TwoWayDifference:
+    """The two-way interval of AUC(A) - AUC(B): the same pair and volunteer draws for both metrics."""
+
+    interval: IntervalPair
+    pairs: int  # pairs drawn from (a graded judgement, both metrics scored)
+    volunteers: int  # volunteers resampled
+    resamples: int
+
+
+def paired_auc_intervals(
+    data: RaterInput,
+    jobs: Sequence[tuple[int, int]],
+    resamples: int,
+    seed: int,
+    confidence: float = 0.95,
+) -> dict[tuple[int, int], TwoWayDifference]:
+    """Per (row a, row b) of ``data.oriented``: the two-way interval of AUC(a) - AUC(b) over the
+    pairs both scored. Jobs on the same pairs share their replicates (each metric's AUC computed
+    once per block); the draws are those of :func:`rater_intervals` on these pairs. Empty for
+    fixed (gold) labels: no volunteer stands behind them."""
+    if data.fixed is not None or resamples <= 0:
+        return {}
+    resampler = TwoWayResampler(resamples, seed)
+    scored = np.isfinite(data.oriented)
+    groups: dict[bytes, list[tuple[int, int]]] = {}
+    for a, b in jobs:
+        groups.setdefault((scored[a] & scored[b]).tobytes(), []).append((a, b))
+    out: dict[tuple[int, int], TwoWayDifference] = {}
+    for group in groups.values():
+        a0, b0 = group[0]
+        table, labels, positions = _subset(data, scored[a0] & scored[b0])
+        if table is None or len(positions) == 0:
+            continue
+        rows = sorted({row for job in group for row in job})
+        orders = {row: ScoreOrder.of(data.oriented[row][positions]) for row in rows}
+        parts: dict[int, list[FloatArray]] = {row: [] for row in rows}
+        for block in resampler.replicates(table, labels, volunteers=True):
+            for row in rows:
+                parts[row].append(auc_only(orders[row], block))
+        aucs = {row: np.concatenate(values) for row, values in parts.items()}
+        for a, b in group:
+            out[(a, b)] = TwoWayDifference(
+                percentile(aucs[a] - aucs[b], confidence), len(positions), table.volunteers, resamples
+            )
+    return out
+
+
+class VolunteerRelabeller:
+    """Every pair's labels under a fresh draw of the volunteers (with replacement), one replicate at
+    a time, by the aggregation of :class:`TwoWayResampler` (a pair none of whose volunteers was drawn
+    keeps its observed labels). For figures whose own resampling draws the pairs (SPA's sources):
+    its generator is apart, so that figure's pair draws are the same with and without it."""
+
+    def __init__(self, table: JudgementTable, seed: int) -> None:
+        self.table = table
+        self._sums = _sums(table)
+        self._rng = np.random.default_rng([seed, table.pairs, table.volunteers, _SALT, 1])
+
+    def draw(self) -> tuple[NDArray[np.int8], FloatArray]:
+        """Binary labels and graded scores of every pair (0..pairs-1) for one volunteer draw."""
+        volunteers = self.table.volunteers
+        counts = np.bincount(self._rng.integers(0, max(volunteers, 1), size=volunteers), minlength=volunteers)
+        binary, graded = _labels(self._sums, counts[None, :].astype(np.float64))
+        return binary[0], graded[0]

@@ -36,6 +36,8 @@ import numpy as np
 from numpy.typing import NDArray
 from scipy import stats
 
+from scoring.analysis.rater_bootstrap import JudgementTable, VolunteerRelabeller
+
 FloatArray = NDArray[np.float64]
 MIN_SYSTEMS = 2
 # Two systems are compared paired when their shared sources are at least this share of each
@@ -67,6 +69,8 @@ class SystemMetric:
     spa: float | None
     reason: str | None = None
     spa_interval: list[float] | None = None  # bootstrap [low, high], re-centred on the estimate
+    # The same with the volunteers resampled too (two-way); None without volunteers' judgements.
+    spa_interval_two_way: list[float] | None = None
 
 
 @dataclass(frozen=True)
@@ -90,6 +94,7 @@ class SystemView:
     pairs: list[SystemPair] | None = None
     paired_pairs: int = 0  # system pairs compared paired (the others: two-sample permutations)
     shared_sources_rule: float = SHARED_SOURCES
+    spa_two_way_volunteers: int = 0  # volunteers resampled in SPA's two-way interval (0: none)
 
 
 def _mean(values: FloatArray) -> float | None:
@@ -217,10 +222,13 @@ def system_view(
     seed: int = 0,
     spa_resamples: int = SPA_BOOTSTRAP,
     confidence: float = 0.95,
+    judgements: JudgementTable | None = None,
 ) -> SystemView | None:
     """The system-level view; None when fewer than two systems are named.
 
-    ``spa_resamples``: bootstrap resamples of SPA's interval (0: none)."""
+    ``spa_resamples``: bootstrap resamples of SPA's interval (0: none). ``judgements``: the
+    volunteers' judgements behind ``graded`` (pairs numbered as here); when given, SPA also gets
+    the two-way interval, each resample's human scores recomputed from a draw of the volunteers."""
     names = sorted({name for name in systems if name})
     if len(names) < MIN_SYSTEMS:
         return None
@@ -265,11 +273,18 @@ def system_view(
         results.append(SystemMetric(metric, pearson, kendall, spa, reason))
     defined = [row for row, result in enumerate(results) if result.spa is not None]
     if spa_resamples > 0 and defined:
-        intervals = _spa_intervals(systems, sources, graded, oriented[defined], names, spa_resamples, seed, confidence)
-        for row, interval in zip(defined, intervals, strict=True):
+        relabel = VolunteerRelabeller(judgements, seed) if judgements is not None and judgements.volunteers else None
+        intervals, two_way = _spa_intervals(
+            systems, sources, graded, oriented[defined], names, spa_resamples, seed, confidence, relabel
+        )
+        for index, row in enumerate(defined):
             estimate = results[row].spa
             assert estimate is not None
-            results[row] = replace(results[row], spa_interval=_recentred(interval, estimate, confidence))
+            results[row] = replace(
+                results[row],
+                spa_interval=_recentred(intervals[index], estimate, confidence),
+                spa_interval_two_way=None if two_way is None else _recentred(two_way[index], estimate, confidence),
+            )
     paired_count = sum(1 for paired, _ in how if paired)
     return SystemView(
         rows,
@@ -280,6 +295,7 @@ def system_view(
         pairs,
         paired_count,
         SHARED_SOURCES,
+        judgements.volunteers if judgements is not None and spa_resamples > 0 and defined else 0,
     )
 
 
@@ -303,9 +319,13 @@ def _spa_intervals(
     resamples: int,
     seed: int,
     confidence: float,
-) -> list[FloatArray]:
-    """Bootstrap SPAs (one array per row of ``oriented``): sources drawn with all their items
-    (pairing kept) when pairs name a source, else items drawn within each system."""
+    relabel: VolunteerRelabeller | None = None,
+) -> tuple[FloatArray, FloatArray | None]:
+    """Bootstrap SPAs (rows of ``oriented`` x resamples): sources drawn with all their items
+    (pairing kept) when pairs name a source, else items drawn within each system. With
+    ``relabel``, beside them the two-way SPAs: the same draws of items and permutations, the
+    human scores of each resample recomputed from a draw of the volunteers (the metrics' p-values
+    do not depend on the volunteers: computed once for both)."""
     system_array = np.asarray(systems, dtype=object)
     source_array = np.asarray(sources, dtype=object) if sources is not None else None
     if source_array is not None:
@@ -318,6 +338,7 @@ def _spa_intervals(
     members = [np.flatnonzero(system_array == name) for name in names]
     rng = np.random.default_rng([seed, 53])
     spa = np.full((len(oriented), resamples), np.nan)
+    spa_two_way = np.full((len(oriented), resamples), np.nan) if relabel is not None else None
     for resample in range(resamples):
         if units:
             picked = rng.integers(0, len(units), size=len(units))
@@ -333,13 +354,22 @@ def _spa_intervals(
         # The same permutations (seed) for the human and every metric, as in the point estimate.
         inner_seed = seed + 1 + resample
         human_p, _ = system_p_values(graded[drawn], drawn_systems, names, drawn_sources, SPA_PERMUTATIONS, inner_seed)
+        human_two_way = None
+        if relabel is not None:
+            drawn_graded = relabel.draw()[1][drawn]
+            human_two_way, _ = system_p_values(
+                drawn_graded, drawn_systems, names, drawn_sources, SPA_PERMUTATIONS, inner_seed
+            )
         for row in range(len(oriented)):
             metric_p, _ = system_p_values(
                 oriented[row][drawn], drawn_systems, names, drawn_sources, SPA_PERMUTATIONS, inner_seed
             )
             value = soft_pairwise_accuracy(human_p, metric_p)
             spa[row, resample] = math.nan if value is None else value
-    return list(spa)
+            if spa_two_way is not None and human_two_way is not None:
+                value = soft_pairwise_accuracy(human_two_way, metric_p)
+                spa_two_way[row, resample] = math.nan if value is None else value
+    return spa, spa_two_way
 
 
 # Why a group has no Spearman (the first that applies) or no R-Precision.

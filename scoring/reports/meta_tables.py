@@ -6,7 +6,7 @@ from typing import Any
 
 from scoring.analysis.distance_bins import DistanceBins
 from scoring.analysis.meta import MetaEvaluation
-from scoring.analysis.paired import Interval
+from scoring.analysis.paired import Interval, PairedTest
 from scoring.reports.tables import DASH, EN_DASH, Cell, Row, Table, fmt, tied_range
 
 
@@ -29,6 +29,15 @@ def _interval_cell(value: list[float] | None) -> Cell:
     return Cell(DASH) if value is None else Cell(f"{fmt(value[0])}{EN_DASH}{fmt(value[1])}")
 
 
+def _two_way_cell(test: PairedTest) -> Cell:
+    """The two-way interval of a Delta AUC, its volunteers in the note (why none, where none)."""
+    if test.interval_two_way is None:
+        return Cell(DASH, note=test.two_way_reason or "")
+    cell = _interval(test.interval_two_way)
+    cell.note = f"95% bootstrap interval over pairs and {test.two_way_volunteers} volunteers, both resampled"
+    return cell
+
+
 def _systems_caption(meta: MetaEvaluation) -> str:
     view = meta.systems
     if view is None:
@@ -38,7 +47,14 @@ def _systems_caption(meta: MetaEvaluation) -> str:
         f"{view.paired_pairs} compared paired on their shared sources (at least "
         f"{view.shared_sources_rule:.0%} of each system's sources), {view.system_pairs - view.paired_pairs} by a "
         f"two-sample permutation over all items. Interval: {view.spa_resamples} bootstrap resamples, "
-        "re-centred on the estimate."
+        "re-centred on the estimate"
+        + (
+            "; pairs only, and pairs and volunteers (each resample's human scores recomputed from a draw of "
+            f"the {view.spa_two_way_volunteers} volunteers). "
+            if view.spa_two_way_volunteers
+            else ". "
+        )
+        + meta.two_way_note
     )
 
 
@@ -109,14 +125,16 @@ def paired_table(meta: MetaEvaluation, names: dict[int, str]) -> Table:
         "Paired comparisons",
         "A - B on the pairs both scored; permutation (PERM-BOTH), bootstrap, jackknife (Kendall), Williams "
         f"(Pearson) and DeLong (ROC AUC) p-values; {correction}-adjusted p per statistic; 95% interval of the "
-        "difference.",
+        "difference (pairs only); for ROC AUC with the volunteers' labels also the two-way bootstrap interval, "
+        f"pairs and volunteers resampled. {meta.two_way_note}",
         ["Metrics", "Statistic"],
         [
             "Pairs",
             "A",
             "B",
             "A - B",
-            "95% CI",
+            "95% CI, pairs only",
+            "95% CI, pairs and volunteers",
             "p perm.",
             "p boot.",
             "p jack.",
@@ -125,7 +143,7 @@ def paired_table(meta: MetaEvaluation, names: dict[int, str]) -> Table:
             "p adjusted",
             "Note",
         ],
-        text_columns=[11],
+        text_columns=[12],
     )
     for test in meta.paired:
         paired.rows.append(
@@ -138,6 +156,7 @@ def paired_table(meta: MetaEvaluation, names: dict[int, str]) -> Table:
                     _cell(test.value_b),
                     _cell(test.difference),
                     _interval(test.interval),
+                    _two_way_cell(test),
                     _p(test.p_permutation),
                     _p(test.p_bootstrap),
                     _p(test.p_jackknife),
@@ -287,7 +306,7 @@ def systems_table(meta: MetaEvaluation, names: dict[int, str]) -> Table:
         "Systems",
         _systems_caption(meta),
         ["Metric"],
-        ["Pearson", "Kendall", "SPA", "SPA 95% CI"],
+        ["Pearson", "Kendall", "SPA", "SPA 95% CI, pairs only", "SPA 95% CI, pairs and volunteers"],
         note=meta.systems_note,
     )
     if meta.systems is not None:
@@ -301,6 +320,7 @@ def systems_table(meta: MetaEvaluation, names: dict[int, str]) -> Table:
                         _cell(metric_row.kendall),
                         _cell(metric_row.spa),
                         _interval_cell(metric_row.spa_interval),
+                        _interval_cell(metric_row.spa_interval_two_way),
                     ],
                 )
             )

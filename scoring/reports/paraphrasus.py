@@ -15,6 +15,7 @@ from django.db import transaction
 from annotate.models import Campaign, CorpusObjective, Pair
 from scoring.analysis.labels import Reference
 from scoring.analysis.paraphrasus import OBJECTIVE_ORDER, Corpus, Objective, ParaphrasusResult, paraphrasus
+from scoring.analysis.rater_bootstrap import OBJECTIVES_SENTENCE
 from scoring.reports import dataset
 from scoring.reports.tables import Cell, Row, Table, fmt, mark_best
 
@@ -169,7 +170,7 @@ def paraphrasus_table(report: ParaphrasusReport) -> Table:
             f"{fit}). Error = wrong decisions / decisions: classify corpora against their gold labels, "
             "minimise corpora where no pair should be called a paraphrase, maximise corpora where every pair "
             "should. Objective means average their corpora; overall averages the three objectives "
-            "(objectives weigh equally, not corpora). Lower is better."
+            "(objectives weigh equally, not corpora). Lower is better. " + OBJECTIVES_SENTENCE
         ),
         row_header=["metric"],
         columns=columns,

@@ -237,7 +237,7 @@ def _send(task: str, arguments: dict[str, Any]) -> None:
 # --- options, versions, cache slots --------------------------------------------------------------
 
 
-def _options(filters: Filters, resamples: int | None, seed: int | None) -> ReportOptions:
+def _options(filters: Filters, resamples: int | None, seed: int | None, two_way: bool = True) -> ReportOptions:
     count = default_resamples() if resamples is None else resamples
     if count < 0:
         raise FilterError(f"resamples: must be 0 (no intervals) or more, got {count}")
@@ -246,7 +246,12 @@ def _options(filters: Filters, resamples: int | None, seed: int | None) -> Repor
         raise FilterError(
             f"resamples: at most {settings.PARAEVAL_MAX_RESAMPLES} resamples (PARAEVAL_MAX_RESAMPLES), got {count}"
         )
-    return ReportOptions(reference=filters.reference, resamples=count, seed=default_seed() if seed is None else seed)
+    return ReportOptions(
+        reference=filters.reference,
+        resamples=count,
+        seed=default_seed() if seed is None else seed,
+        two_way=two_way and count > 0,  # without resamples there is no interval of either kind
+    )
 
 
 def meta_options(filters: Filters, resamples: int | None, seed: int | None) -> MetaOptions:
@@ -256,7 +261,9 @@ def meta_options(filters: Filters, resamples: int | None, seed: int | None) -> M
 
 
 def _version(state: dataset.DataState, filters: Filters, options: ReportOptions) -> str:
-    return state.version(ANALYSIS_VERSION, filters.as_dict(), options.resamples, options.seed, options.confidence)
+    return state.version(
+        ANALYSIS_VERSION, filters.as_dict(), options.resamples, options.seed, options.confidence, options.two_way
+    )
 
 
 def meta_version(state: dataset.DataState, filters: Filters, options: MetaOptions) -> str:
@@ -271,7 +278,9 @@ def _slot(kind: str, campaign_id: int, filters: Filters, resamples: int, seed: i
 
 
 def _report_slot(kind: str, campaign_id: int, filters: Filters, options: ReportOptions) -> str:
-    return _slot(kind, campaign_id, filters, options.resamples, options.seed)
+    return _slot(
+        kind if options.two_way else f"{kind}-pairs-only", campaign_id, filters, options.resamples, options.seed
+    )
 
 
 def _meta_slot(campaign_id: int, filters: Filters, options: MetaOptions) -> str:
@@ -378,6 +387,7 @@ def campaign_report(
     seed: int | None = None,
     use_cache: bool = True,
     deferred_intervals: bool = False,
+    two_way: bool = True,
 ) -> CampaignReport:
     """Every agreement analysis of one campaign (:class:`CampaignReport`; ``as_json()`` for the
     page and the API).
@@ -389,7 +399,9 @@ def campaign_report(
     ``resamples``: bootstrap resamples (default ``PARAEVAL_BOOTSTRAP_RESAMPLES``, 0 = no
     intervals); ``seed`` fixes them. ``deferred_intervals``: do not bootstrap here; take the
     intervals from the cache when the ``interactive`` queue has computed them, else queue them and
-    answer with ``report.bootstrap.state`` "computing" (intervals None).
+    answer with ``report.bootstrap.state`` "computing" (intervals None). ``two_way`` False: leave
+    out the two-way (pairs and volunteers) intervals, several times the cost of the pairs-only ones
+    (the report API's default; the deferred intervals always have them).
 
     While the analyses cache fails (Redis down) the report is computed now, and its
     ``cache_unavailable`` says so; deferred intervals are then "unavailable" (the ``cpu``
@@ -398,7 +410,7 @@ def campaign_report(
     Raises ``Campaign.DoesNotExist`` and :class:`FilterError` (a ``ValueError`` naming the
     filter).
     """
-    options = _options(filters, resamples, seed)
+    options = _options(filters, resamples, seed, two_way=two_way or deferred_intervals)
     state = dataset.data_state(campaign_id)
     version = _version(state, filters, options)
     slot = _report_slot("report", campaign_id, filters, options)

@@ -20,9 +20,9 @@ from scoring.analysis.labels import Reference
 from scoring.analysis.rater_bootstrap import (
     PAIRS_AND_VOLUNTEERS,
     PAIRS_ONLY,
-    WHEN_PAIRS_AND_VOLUNTEERS,
-    WHEN_PAIRS_ONLY,
+    PROBES_SENTENCE,
     TwoWayIntervals,
+    when_each,
 )
 from scoring.analysis.report import (
     BestAccuracy,
@@ -339,8 +339,8 @@ def _correlation_ci(name: str) -> StatFn:
 def _intervals_sentence(report: Report) -> str:
     """What the two kinds of interval are for (part of the captions of the tables with intervals)."""
     if report.reference is Reference.GOLD:
-        return " Gold labels: only the pairs are resampled (no volunteers stand behind the labels)."
-    return f" {WHEN_PAIRS_ONLY} {WHEN_PAIRS_AND_VOLUNTEERS}"
+        return " " + when_each(False)
+    return " " + when_each(True)
 
 
 def _interval_rows(name: str, pairs_only: StatFn, two_way: StatFn, report: Report) -> list[tuple[str, StatFn, Best]]:
@@ -716,7 +716,7 @@ def robustness_table(section: RobustnessSection) -> Table:
         "(ties ½; 0.5 is blind), the Spearman correlation and R-Precision of the 1-, 2- and 3-swap versions with "
         "the expected order (paper 004), the mean |m(S, H) - m(H, S)| and the mean change when H opens with a "
         "neutral clause, in the metric's own units (SD: of its scores on the original pairs). "
-        f"[95% interval over source pairs, {section.resamples} resamples, seed {section.seed}].",
+        f"[95% interval over source pairs, {section.resamples} resamples, seed {section.seed}]. " + PROBES_SENTENCE,
         ["metric"],
         robustness_columns(section),
     )

@@ -20,8 +20,9 @@ from scoring.analysis.labels import (
 )
 
 # Bump when a change in this package changes any number of a report (part of the data version).
-ANALYSIS_VERSION = "5"  # 2: volunteers carry their pseudonym; 3: charts name their pairs (links to the pair pages);
-# 4: the robustness and calibration cards; 5: two-way (pairs and volunteers) intervals
+ANALYSIS_VERSION = "6"  # 2: volunteers carry their pseudonym; 3: charts name their pairs (links to the pair pages);
+# 4: the robustness and calibration cards; 5: two-way (pairs and volunteers) intervals;
+# 6: the two-way correlations summed otherwise (last digits), the probes' and objectives' sentences
 ALL = "all"
 ALL_LABEL = "Global"
 NO_ORIGIN_LABEL = "(no origin)"
@@ -125,6 +126,9 @@ class ReportOptions:
     charts: bool = True
     # False: leave every interval None (the dashboard fills them in from the interactive queue).
     intervals: bool = True
+    # False: the two-way (pairs and volunteers) intervals are left out, their reason said (the
+    # report API's default: they cost several times the pairs-only ones; ``two_way=1`` asks).
+    two_way: bool = True
 
 
 def human_labels(data: AnalysisInput, reference: Reference) -> HumanLabels:

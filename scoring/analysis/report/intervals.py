@@ -108,6 +108,7 @@ def with_raters(intervals: Intervals, data: AnalysisInput, labels: HumanLabels, 
         options.resamples,
         options.seed,
         options.confidence,
+        two_way=options.two_way,
     )
     return {
         metric_id: {

@@ -1,0 +1,322 @@
+"""The two-way (pairs and volunteers) intervals of the meta-evaluation: the paired Delta AUC
+between two metrics and Soft Pairwise Accuracy. Each is checked against a plain loop written here
+(the same generator draws), against the pairs-only interval where the volunteers cannot matter
+(one judgement per pair), and on volunteers who are pure noise (the interval widens)."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+from sklearn.metrics import roc_auc_score
+
+from scoring.analysis.bootstrap import DEFAULT_SEED
+from scoring.analysis.labels import BINARY_OF_CODE, ORDINAL_OF_CODE, volunteer_labels
+from scoring.analysis.rater_bootstrap import (
+    GOLD_REASON,
+    JudgementTable,
+    RaterInput,
+    TwoWayResampler,
+    paired_auc_intervals,
+    percentile,
+)
+from scoring.analysis.systems import SPA_PERMUTATIONS, soft_pairwise_accuracy, system_p_values, system_view
+
+
+def _codes(z):
+    return np.digitize(z, [-1.0, 0.0, 1.0])  # 0-3: Very different .. Same meaning
+
+
+def campaign(seed: int, pairs: int = 60, volunteers: int = 9, per_pair: int = 3, noise_share: float = 0.0):
+    """Pairs judged by ``per_pair`` of ``volunteers``; the first ``noise_share`` of the volunteers
+    answer at random (no signal). Three metrics: two with signal, one rounded (ties), one pair unscored."""
+    rng = np.random.default_rng([DEFAULT_SEED, seed])
+    meaning = rng.normal(size=pairs)
+    pair = np.repeat(np.arange(pairs), per_pair)
+    volunteer = np.concatenate([rng.choice(volunteers, per_pair, replace=False) for _ in range(pairs)])
+    code = _codes(meaning[pair] + rng.normal(0, 0.6, size=len(pair)))
+    noisy = volunteer < int(noise_share * volunteers)
+    code[noisy] = rng.integers(0, 4, size=int(noisy.sum()))
+    dont_know = rng.random(len(pair)) < 0.05
+    code[dont_know] = 4
+    scores = np.vstack(
+        [
+            meaning + rng.normal(0, 0.8, pairs),
+            np.round(meaning + rng.normal(0, 1.2, pairs), 1),
+            rng.normal(size=pairs),
+        ]
+    )
+    scores[2, 5] = np.nan
+    return pair, volunteer + 100, code, scores
+
+
+# --- Delta AUC ---------------------------------------------------------------------------------
+
+
+def loop_delta_auc(pair, volunteer, code, scores, a, b, resamples, seed):
+    """Per replicate, by loops: draw the pairs both metrics scored that have a graded judgement,
+    then the volunteers (the generator of the two-way bootstrap); relabel every pair from the
+    drawn volunteers' judgements, each repeated as often as its volunteer was drawn (a pair none of
+    whose volunteers with a graded answer was drawn keeps all its judgements); scikit-learn's AUC
+    of each metric on the drawn pairs; the difference."""
+    both = np.isfinite(scores[a]) & np.isfinite(scores[b])
+    graded = {p for p, c in zip(pair.tolist(), code.tolist(), strict=True) if BINARY_OF_CODE[c] >= 0}
+    positions = [p for p in range(scores.shape[1]) if both[p] and p in graded]
+    local = {p: i for i, p in enumerate(positions)}
+    rows = [j for j in range(len(pair)) if pair[j] in local]
+    ids = sorted({int(volunteer[j]) for j in rows})
+    number = {value: index for index, value in enumerate(ids)}
+    rng = np.random.default_rng([seed, len(positions), len(ids), 41])
+    out = []
+    for _ in range(resamples):
+        drawn_pairs = rng.integers(0, len(positions), size=len(positions))
+        drawn_volunteers = np.bincount(rng.integers(0, len(ids), size=len(ids)), minlength=len(ids))
+        new_pair, new_code = [], []
+        for p in range(len(positions)):
+            mine = [j for j in rows if local[pair[j]] == p]
+            chosen = [code[j] for j in mine for _ in range(drawn_volunteers[number[int(volunteer[j])]])]
+            if not any(BINARY_OF_CODE[c] >= 0 for c in chosen):
+                chosen = [code[j] for j in mine]
+            new_pair += [p] * len(chosen)
+            new_code += chosen
+        labels = volunteer_labels(len(positions), np.array(new_pair), np.array(new_code))
+        y = labels.binary[drawn_pairs]
+        keep = y >= 0
+        if len(set(y[keep].tolist())) < 2:
+            out.append(np.nan)
+            continue
+        aucs = [roc_auc_score(y[keep], scores[m][positions][drawn_pairs][keep]) for m in (a, b)]
+        out.append(aucs[0] - aucs[1])
+    return np.array(out)
+
+
+def test_delta_auc_interval_equals_a_loop_bootstrap_with_the_same_draws() -> None:
+    pair, volunteer, code, scores = campaign(1)
+    jobs = [(0, 1), (0, 2), (1, 2)]
+    resamples, seed = 80, 17
+    result = paired_auc_intervals(RaterInput(pair, volunteer, code, [1, 2, 3], scores), jobs, resamples, seed)
+    for a, b in jobs:
+        expected = percentile(loop_delta_auc(pair, volunteer, code, scores, a, b, resamples, seed), 0.95)
+        assert result[(a, b)].interval == pytest.approx(expected, abs=1e-12)
+        assert result[(a, b)].volunteers == 9
+    # Metric 2 left one pair unscored: its comparisons draw from one pair fewer.
+    assert result[(0, 2)].pairs == result[(0, 1)].pairs - 1
+
+
+def test_delta_auc_with_one_judgement_per_pair_equals_the_pairs_only_bootstrap() -> None:
+    """A label cannot change with the volunteers drawn: the two-way interval is the pairs-only one
+    of the same pair draws (labels kept fixed)."""
+    pair, volunteer, code, scores = campaign(2, pairs=150, volunteers=40, per_pair=1)
+    scores = scores[:2]
+    data = RaterInput(pair, volunteer, code, [1, 2], scores)
+    two_way = paired_auc_intervals(data, [(0, 1)], 300, 5)[(0, 1)]
+    labels = volunteer_labels(150, pair, code)
+    judged = np.flatnonzero(np.isfinite(labels.graded))
+    resampler = TwoWayResampler(300, 5)
+    volunteers = len(np.unique(volunteer[np.isin(pair, judged)]))
+    differences = []
+    for pair_counts, _ in resampler.draws(len(judged), volunteers):
+        for counts in pair_counts:
+            drawn = np.repeat(judged, counts.astype(int))
+            y = labels.binary[drawn]
+            keep = y >= 0
+            differences.append(
+                roc_auc_score(y[keep], scores[0][drawn][keep]) - roc_auc_score(y[keep], scores[1][drawn][keep])
+            )
+    assert two_way.interval == pytest.approx(percentile(np.array(differences), 0.95), abs=1e-12)
+
+
+def test_volunteers_who_are_noise_widen_the_delta_auc_interval() -> None:
+    """Half the volunteers answer at random: who volunteered moves every label, so the two-way
+    interval is wider than the pairs-only one drawn with the same pairs."""
+    pair, volunteer, code, scores = campaign(3, pairs=120, volunteers=8, noise_share=0.5)
+    data = RaterInput(pair, volunteer, code, [1, 2, 3], scores)
+    two_way = paired_auc_intervals(data, [(0, 2)], 400, 5)[(0, 2)].interval
+    assert two_way is not None
+    labels = volunteer_labels(120, pair, code)
+    judged = np.flatnonzero(np.isfinite(labels.graded) & np.isfinite(scores[2]))
+    differences = []
+    for pair_counts, _ in TwoWayResampler(400, 5).draws(len(judged), 8):
+        for counts in pair_counts:
+            drawn = np.repeat(judged, counts.astype(int))
+            y = labels.binary[drawn]
+            keep = y >= 0
+            differences.append(
+                roc_auc_score(y[keep], scores[0][drawn][keep]) - roc_auc_score(y[keep], scores[2][drawn][keep])
+            )
+    pairs_only = percentile(np.array(differences), 0.95)
+    assert pairs_only is not None
+    assert two_way[1] - two_way[0] > 1.15 * (pairs_only[1] - pairs_only[0])
+
+
+def test_gold_labels_give_no_two_way_delta_auc() -> None:
+    pair, volunteer, code, scores = campaign(4)
+    labels = volunteer_labels(scores.shape[1], pair, code)
+    data = RaterInput(pair, volunteer, code, [1, 2, 3], scores, fixed=(labels.binary, labels.graded))
+    assert paired_auc_intervals(data, [(0, 1)], 50, 1) == {}
+
+
+def test_meta_evaluation_shows_the_two_way_delta_auc_beside_delong() -> None:
+    from scoring.analysis.labels import Reference
+    from scoring.analysis.meta import MetaOptions, meta_evaluation
+    from scoring.analysis.paired import Statistic
+    from tests.test_analysis_report import make_input
+
+    data = make_input()
+    meta = meta_evaluation(data, MetaOptions(resamples=60, seed=2))
+    auc = [test for test in meta.paired if test.statistic is Statistic.AUC and test.reason is None]
+    assert auc and all(test.interval_two_way is not None and test.two_way_volunteers > 0 for test in auc)
+    assert all(test.interval_two_way is None for test in meta.paired if test.statistic is not Statistic.AUC)
+    gold = meta_evaluation(data, MetaOptions(resamples=60, seed=2, reference=Reference.GOLD))
+    gold_auc = [test for test in gold.paired if test.statistic is Statistic.AUC and test.reason is None]
+    assert all(test.interval_two_way is None and test.two_way_reason == GOLD_REASON for test in gold_auc)
+
+
+# --- SPA ---------------------------------------------------------------------------------------
+
+
+def spa_campaign(seed: int, per_pair: int = 3, noise_share: float = 0.0, n: int = 16, volunteers: int = 10):
+    """3 systems x n pairs (shared sources), judged by ``per_pair`` of ``volunteers``."""
+    rng = np.random.default_rng([DEFAULT_SEED, 50 + seed])
+    systems, sources, quality = [], [], []
+    for index, level in enumerate((0.8, 0.2, -0.4)):
+        systems += ["ABC"[index]] * n
+        sources += [f"s{i}" for i in range(n)]
+        quality.append(level + rng.normal(0, 1, n))
+    meaning = np.concatenate(quality)
+    pairs = len(meaning)
+    pair = np.repeat(np.arange(pairs), per_pair)
+    volunteer = np.concatenate([rng.choice(volunteers, per_pair, replace=False) for _ in range(pairs)])
+    code = _codes(meaning[pair] + rng.normal(0, 0.7, size=len(pair)))
+    noisy = volunteer < int(noise_share * volunteers)
+    code[noisy] = rng.integers(0, 4, size=int(noisy.sum()))
+    scores = np.vstack([meaning + rng.normal(0, 0.6, pairs), meaning + rng.normal(0, 1.5, pairs)])
+    return systems, sources, pair, volunteer, code, scores
+
+
+def _view(systems, sources, pair, volunteer, code, scores, resamples, seed, judged=True):
+    labels = volunteer_labels(len(systems), pair, code)
+    table = JudgementTable.build(pair, volunteer, code, len(systems)) if judged else None
+    return labels, system_view(
+        systems,
+        sources,
+        labels.binary,
+        labels.graded,
+        [1, 2],
+        scores,
+        scores,
+        resamples=200,
+        seed=seed,
+        spa_resamples=resamples,
+        judgements=table,
+    )
+
+
+def loop_two_way_spa(systems, sources, pair, volunteer, code, scores, resamples, seed):
+    """Per resample, by loops: the sources drawn as SPA's bootstrap draws them (generator [seed, 53]),
+    the volunteers from the relabeller's generator; every pair's graded human score the mean of the
+    1-4 answers of the drawn volunteers, each as often as drawn (a pair with none drawn keeps all);
+    p-values and SPA by the module's (separately tested) functions; re-centred percentile."""
+    n = len(systems)
+    ids = sorted(set(volunteer.tolist()))
+    number = {value: index for index, value in enumerate(ids)}
+    names = sorted(set(systems))
+    unit_names = sorted(set(sources))
+    units = [[i for i in range(n) if sources[i] == name] for name in unit_names]
+    rng = np.random.default_rng([seed, 53])
+    volunteer_rng = np.random.default_rng([seed, n, len(ids), 41, 1])
+    values = np.full((len(scores), resamples), np.nan)
+    for resample in range(resamples):
+        picked = rng.integers(0, len(units), size=len(units))
+        drawn = [i for unit in picked for i in units[unit]]
+        drawn_sources = [str(k) for k, unit in enumerate(picked) for _ in units[unit]]
+        counts = np.bincount(volunteer_rng.integers(0, len(ids), size=len(ids)), minlength=len(ids))
+        graded = np.full(n, np.nan)
+        for p in range(n):
+            mine = [j for j in range(len(pair)) if pair[j] == p]
+            answers = [ORDINAL_OF_CODE[code[j]] for j in mine for _ in range(counts[number[int(volunteer[j])]])]
+            answers = [a for a in answers if a > 0]
+            if not answers:
+                answers = [ORDINAL_OF_CODE[code[j]] for j in mine if ORDINAL_OF_CODE[code[j]] > 0]
+            if answers:
+                graded[p] = float(np.mean(answers))
+        drawn_systems = [systems[i] for i in drawn]
+        human_p, _ = system_p_values(
+            graded[drawn], drawn_systems, names, drawn_sources, SPA_PERMUTATIONS, seed + 1 + resample
+        )
+        for row in range(len(scores)):
+            metric_p, _ = system_p_values(
+                scores[row][drawn], drawn_systems, names, drawn_sources, SPA_PERMUTATIONS, seed + 1 + resample
+            )
+            value = soft_pairwise_accuracy(human_p, metric_p)
+            values[row, resample] = np.nan if value is None else value
+    return values
+
+
+def _recentre(draws, estimate):
+    shifted = draws - np.median(draws) + estimate
+    low, high = np.percentile(shifted, [2.5, 97.5])
+    return [min(max(low, 0.0), estimate), max(min(high, 1.0), estimate)]
+
+
+def test_two_way_spa_interval_equals_a_loop_bootstrap_with_the_same_draws() -> None:
+    systems, sources, pair, volunteer, code, scores = spa_campaign(1)
+    _, view = _view(systems, sources, pair, volunteer, code, scores, 30, 7)
+    assert view is not None and view.spa_two_way_volunteers == 10
+    draws = loop_two_way_spa(systems, sources, pair, volunteer, np.asarray(code), scores, 30, 7)
+    for row, metric in enumerate(view.metrics):
+        assert metric.spa is not None
+        assert metric.spa_interval_two_way == pytest.approx(_recentre(draws[row], metric.spa), abs=1e-12)
+
+
+def test_two_way_spa_with_one_judgement_per_pair_is_the_pairs_only_interval() -> None:
+    systems, sources, pair, volunteer, code, scores = spa_campaign(2, per_pair=1, volunteers=20)
+    _, view = _view(systems, sources, pair, volunteer, code, scores, 40, 3)
+    assert view is not None
+    for metric in view.metrics:
+        assert metric.spa_interval is not None
+        assert metric.spa_interval_two_way == metric.spa_interval
+
+
+def test_lenient_and_strict_volunteers_widen_the_spa_interval() -> None:
+    """Each system is judged by its own two volunteers, each with a strong leniency of their own
+    (a volunteer effect that is noise about the systems): which volunteers were drawn moves the
+    systems' human means, so the two-way SPA interval is wider than the pairs-only one."""
+    rng = np.random.default_rng([DEFAULT_SEED, 60])
+    n = 30
+    systems = [name for name in "ABC" for _ in range(n)]
+    sources = [f"s{i}" for _ in "ABC" for i in range(n)]
+    meaning = np.concatenate([level + rng.normal(0, 1, n) for level in (0.2, 0.0, -0.2)])
+    leniency = np.array([1.2, -1.2, -1.0, 1.0, 1.3, -1.3])
+    pair = np.repeat(np.arange(3 * n), 2)
+    volunteer = np.array([2 * (p // n) + k for p in range(3 * n) for k in range(2)])
+    code = _codes(0.5 * meaning[pair] + leniency[volunteer] + rng.normal(0, 0.3, len(pair)))
+    scores = np.vstack([meaning + rng.normal(0, 0.6, 3 * n), meaning + rng.normal(0, 1.5, 3 * n)])
+    _, view = _view(systems, sources, pair, volunteer, code, scores, 100, 3)
+    assert view is not None
+    widths = [
+        (m.spa_interval_two_way[1] - m.spa_interval_two_way[0], m.spa_interval[1] - m.spa_interval[0])
+        for m in view.metrics
+        if m.spa_interval and m.spa_interval_two_way
+    ]
+    assert len(widths) == 2 and sum(two for two, _ in widths) > 1.2 * sum(one for _, one in widths)
+
+
+def test_spa_without_judgements_has_no_two_way_interval() -> None:
+    systems, sources, pair, volunteer, code, scores = spa_campaign(4)
+    _, view = _view(systems, sources, pair, volunteer, code, scores, 20, 3, judged=False)
+    assert view is not None and view.spa_two_way_volunteers == 0
+    assert all(metric.spa_interval_two_way is None and metric.spa_interval for metric in view.metrics)
+
+
+# --- figures with no human judgement: the sentence instead of a variant ------------------------------
+
+
+def test_probes_and_objectives_say_why_they_have_no_variant_over_volunteers() -> None:
+    from scoring.analysis.cards import robustness_section
+    from scoring.analysis.paraphrasus import paraphrasus
+    from scoring.analysis.rater_bootstrap import OBJECTIVES_SENTENCE, PROBES_SENTENCE
+    from scoring.reports.paraphrasus import ParaphrasusReport, paraphrasus_table
+    from scoring.reports.tables import robustness_table
+
+    assert robustness_table(robustness_section(None, 100, 1)).caption.endswith(PROBES_SENTENCE)
+    assert paraphrasus_table(ParaphrasusReport(paraphrasus([], []))).caption.endswith(OBJECTIVES_SENTENCE)
