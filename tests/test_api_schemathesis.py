@@ -59,6 +59,24 @@ def accepted_or_refused_by_the_importer(ctx, response, case):  # type: ignore[no
     return positive_data_acceptance(ctx, response, case)
 
 
+# Operations whose valid body may name rows the campaign does not have: an objective for an
+# origin none of its pairs carries is refused with a 400 naming the origin (the campaigns the
+# fuzzer itself created earlier in the run are found, so the example can reach that rule).
+ORIGIN_BODIES = {"PUT /api/campaigns/{slug}/objectives/"}
+
+
+@schemathesis.check
+def accepted_or_unknown_origin(ctx, response, case):  # type: ignore[no-untyped-def]
+    """Valid data is accepted, unless an objective names an origin the campaign's pairs lack (a rule
+    on the stored pairs, not on the request, that JSON Schema cannot state)."""
+    if response.status_code == 400:
+        body = response.json()
+        said = body.get("objectives") if isinstance(body, dict) and list(body) == ["objectives"] else None
+        if said and all("has no pairs with origin" in str(message) for message in said):
+            return None
+    return positive_data_acceptance(ctx, response, case)
+
+
 @schemathesis.check
 def accepted_or_dates_out_of_order(ctx, response, case):  # type: ignore[no-untyped-def]
     """Valid data is accepted, unless date_to is before date_from: a rule across two parameters
@@ -109,6 +127,8 @@ def failures_of(operation, mode: GenerationMode, token: str) -> list[str]:  # ty
         CHECKS = [
             accepted_or_refused_by_the_importer if check is positive_data_acceptance else check for check in CHECKS
         ]
+    if operation.label in ORIGIN_BODIES:
+        CHECKS = [accepted_or_unknown_origin if check is positive_data_acceptance else check for check in CHECKS]
 
     # schemathesis' own pytest plugin (schema.parametrize) does not run on pytest 9: hypothesis
     # is driven here directly, one operation at a time, so that every operation is reported.
