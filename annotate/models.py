@@ -586,7 +586,9 @@ class CampaignTally(models.Model):
     :attr:`STRIPES` rows, the stripe chosen from the row written (a judgement's and a
     volunteer's from the volunteer's id, a pair's from its id): two volunteers answering at
     once update different rows, instead of the second waiting for the first's transaction to
-    commit. A stripe alone means nothing (one may even be negative); the campaign's count is the
+    commit. ``changes`` counts every write that can change an analysis of the campaign (migration
+    ``campaign_change_counters``): it only grows, so its sum is the dashboard's fingerprint. A
+    stripe alone means nothing (one may even be negative); the campaign's count is the
     sum of its stripes, which :mod:`annotate.tallies` reads (and counts again, for the tests that
     hold the triggers to COUNT(*)).
     """
@@ -599,6 +601,10 @@ class CampaignTally(models.Model):
     checks = models.BigIntegerField(default=0, help_text="Attention-check pairs (not training).")
     judgements = models.BigIntegerField(default=0, help_text="Judgements of corpus pairs (not training, not checks).")
     volunteers = models.BigIntegerField(default=0, help_text="Volunteers who started the campaign.")
+    changes = models.BigIntegerField(
+        db_default=0, help_text="Writes that can change an analysis (only grows): the dashboard's fingerprint."
+    )
+    changed_at = models.DateTimeField(blank=True, null=True, help_text="When such a write last happened.")
 
     class Meta:
         constraints = [models.UniqueConstraint(fields=["campaign", "stripe"], name="one_tally_per_campaign_stripe")]

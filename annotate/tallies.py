@@ -12,8 +12,9 @@ from __future__ import annotations
 
 from collections.abc import Iterable
 from dataclasses import dataclass
+from datetime import datetime
 
-from django.db.models import Sum
+from django.db.models import Max, OuterRef, Subquery, Sum
 
 from annotate.models import Campaign, CampaignTally, Judgement, Pair, Volunteer
 
@@ -50,6 +51,31 @@ def tally(campaign: Campaign) -> CampaignCounts:
     return tallies([campaign.pk])[campaign.pk]
 
 
+@dataclass(frozen=True)
+class Changes:
+    """How many writes that can change an analysis a campaign has had, and when the last one was."""
+
+    count: int = 0
+    at: datetime | None = None
+
+
+def changes(campaign_id: int) -> Changes:
+    """The campaign's change counter: its stripes summed (one indexed statement). It only grows,
+    so two reads that agree saw the same pairs, judgements and volunteers."""
+    found = CampaignTally.objects.filter(campaign_id=campaign_id).aggregate(count=Sum("changes"), at=Max("changed_at"))
+    return Changes(count=found["count"] or 0, at=found["at"])
+
+
+def changes_subqueries(prefix: str) -> dict[str, Subquery]:
+    """``{prefix}_count`` and ``{prefix}_at``: :func:`changes` of the outer query's campaign, as
+    annotations of a campaign query (so that one statement reads the campaign and its counter)."""
+    stripes = CampaignTally.objects.filter(campaign=OuterRef("pk")).values("campaign").order_by()
+    return {
+        f"{prefix}_count": Subquery(stripes.annotate(n=Sum("changes")).values("n")),
+        f"{prefix}_at": Subquery(stripes.annotate(at=Max("changed_at")).values("at")),
+    }
+
+
 def counted(campaign: Campaign) -> CampaignCounts:
     """The same counts by COUNT(*) over the campaign's rows (four scans: tests and checks only)."""
     pairs = Pair.objects.filter(campaign=campaign, is_training=False)
@@ -61,4 +87,4 @@ def counted(campaign: Campaign) -> CampaignCounts:
     )
 
 
-__all__ = ["CampaignCounts", "counted", "tallies", "tally"]
+__all__ = ["CampaignCounts", "Changes", "changes", "changes_subqueries", "counted", "tallies", "tally"]

@@ -307,6 +307,10 @@ class ScoreTally(models.Model):
     metric_config = models.ForeignKey(MetricConfig, on_delete=models.CASCADE, related_name="tallies")
     done = models.BigIntegerField(default=0)
     failed = models.BigIntegerField(default=0)
+    changes = models.BigIntegerField(
+        db_default=0, help_text="Scores written (inserted, updated, deleted): the dashboard's fingerprint."
+    )
+    changed_at = models.DateTimeField(blank=True, null=True, help_text="When a score was last written.")
 
     class Meta:
         constraints = [
