@@ -576,21 +576,38 @@ class CorpusObjective(models.Model):
 
 
 class CampaignTally(models.Model):
-    """A campaign's row counts, kept by the database on every write (never written by Python).
+    """One stripe of a campaign's row counts, kept by the database on every write (never written by Python).
 
-    Triggers added by the migration ``campaign_tallies_kept_by_triggers`` add the rows of every
-    INSERT into, and take off those of every DELETE from, the pairs, judgements and volunteers
-    tables, in the transaction that writes them (bulk imports, answers, the admin, cascades
-    and raw SQL alike), so a staff page reads a campaign's size from one row instead of
-    counting a million. :mod:`annotate.tallies` reads them (and counts them again, for the
-    tests that hold the triggers to COUNT(*)).
+    Triggers (migrations ``campaign_tallies_kept_by_triggers`` then ``campaign_tallies_striped``)
+    add the rows of every INSERT into, and take off those of every DELETE from, the pairs,
+    judgements and volunteers tables, in the transaction that writes them (bulk imports,
+    answers, the admin, cascades and raw SQL alike), so a staff page reads a campaign's size
+    from a few rows instead of counting a million. A campaign's counts are spread over
+    :attr:`STRIPES` rows, the stripe chosen from the row written (a judgement's and a
+    volunteer's from the volunteer's id, a pair's from its id): two volunteers answering at
+    once update different rows, instead of the second waiting for the first's transaction to
+    commit. ``changes`` counts every write that can change an analysis of the campaign (migration
+    ``campaign_change_counters``): it only grows, so its sum is the dashboard's fingerprint. A
+    stripe alone means nothing (one may even be negative); the campaign's count is the
+    sum of its stripes, which :mod:`annotate.tallies` reads (and counts again, for the tests that
+    hold the triggers to COUNT(*)).
     """
 
-    campaign = models.OneToOneField(Campaign, on_delete=models.CASCADE, primary_key=True, related_name="tally")
+    STRIPES = 16  # the migration's triggers write stripes 0 .. STRIPES - 1
+
+    campaign = models.ForeignKey(Campaign, on_delete=models.CASCADE, related_name="tallies")
+    stripe = models.SmallIntegerField(help_text="Which of the campaign's rows: the written row's id modulo STRIPES.")
     pairs = models.BigIntegerField(default=0, help_text="Corpus pairs: neither training nor attention checks.")
     checks = models.BigIntegerField(default=0, help_text="Attention-check pairs (not training).")
     judgements = models.BigIntegerField(default=0, help_text="Judgements of corpus pairs (not training, not checks).")
     volunteers = models.BigIntegerField(default=0, help_text="Volunteers who started the campaign.")
+    changes = models.BigIntegerField(
+        db_default=0, help_text="Writes that can change an analysis (only grows): the dashboard's fingerprint."
+    )
+    changed_at = models.DateTimeField(blank=True, null=True, help_text="When such a write last happened.")
+
+    class Meta:
+        constraints = [models.UniqueConstraint(fields=["campaign", "stripe"], name="one_tally_per_campaign_stripe")]
 
     def __str__(self) -> str:
-        return f"{self.campaign_id}: {self.pairs} pairs, {self.judgements} judgements"
+        return f"{self.campaign_id}/{self.stripe}: {self.pairs} pairs, {self.judgements} judgements"

@@ -308,12 +308,22 @@ class ScoreTally(models.Model):
     """Done and failed scores of one metric configuration on one campaign's scorable pairs (every
     pair but the training ones), kept by the database: the migration ``score_tallies_kept_by_triggers``
     adds triggers on the scores table (inserts, deletes, a status that changes) so that the
-    status page reads a handful of rows instead of counting every score."""
+    status page reads a handful of rows instead of counting every score.
+
+    One row per (campaign, configuration), not striped as the campaign tallies are: its writers
+    are scoring workers storing a batch of pairs in a short transaction (the insert, then the
+    queue markers cleared, then commit, after the model has spent seconds computing), so the
+    row is locked for milliseconds per batch; and a batch spans many pairs, so stripes chosen
+    from the pair would all be taken by every batch anyway."""
 
     campaign = models.ForeignKey("annotate.Campaign", on_delete=models.CASCADE, related_name="score_tallies")
     metric_config = models.ForeignKey(MetricConfig, on_delete=models.CASCADE, related_name="tallies")
     done = models.BigIntegerField(default=0)
     failed = models.BigIntegerField(default=0)
+    changes = models.BigIntegerField(
+        db_default=0, help_text="Scores written (inserted, updated, deleted): the dashboard's fingerprint."
+    )
+    changed_at = models.DateTimeField(blank=True, null=True, help_text="When a score was last written.")
 
     class Meta:
         constraints = [

@@ -8,9 +8,10 @@ the scores table, whose rows are the campaign's pairs times its configurations.
 
 from __future__ import annotations
 
-from django.db.models import Exists, OuterRef, Q, QuerySet
+from django.db.models import Exists, Max, OuterRef, Q, QuerySet, Subquery, Sum
 
 from annotate.models import Campaign
+from annotate.tallies import Changes
 from scoring.models import MetricConfig, ScoreTally
 
 
@@ -22,4 +23,21 @@ def scored_configs(campaign: Campaign | int) -> QuerySet[MetricConfig]:
     return MetricConfig.objects.filter(Exists(tallied))
 
 
-__all__ = ["scored_configs"]
+def score_changes(campaign_id: int) -> Changes:
+    """Scores written on the campaign's pairs (inserted, updated, deleted), and when the last was:
+    its tallies summed, one indexed statement."""
+    found = ScoreTally.objects.filter(campaign_id=campaign_id).aggregate(count=Sum("changes"), at=Max("changed_at"))
+    return Changes(count=found["count"] or 0, at=found["at"])
+
+
+def score_changes_subqueries(prefix: str) -> dict[str, Subquery]:
+    """``{prefix}_count`` and ``{prefix}_at``: :func:`score_changes` of the outer query's campaign,
+    as annotations of a campaign query."""
+    tallies = ScoreTally.objects.filter(campaign=OuterRef("pk")).values("campaign").order_by()
+    return {
+        f"{prefix}_count": Subquery(tallies.annotate(n=Sum("changes")).values("n")),
+        f"{prefix}_at": Subquery(tallies.annotate(at=Max("changed_at")).values("at")),
+    }
+
+
+__all__ = ["score_changes", "score_changes_subqueries", "scored_configs"]

@@ -12,7 +12,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from django.conf import settings
-from django.db.models import Exists, OuterRef
+from django.db.models import Exists, OuterRef, Sum
 from django.db.models.functions import Coalesce
 from django.urls import reverse
 
@@ -54,13 +54,15 @@ def volunteer_link(slug: str) -> str:
 def campaign_entries(user: Any) -> list[CampaignEntry]:
     """The campaigns ``user`` may see, open ones first then by name, with counts and links (one query).
 
-    The counts are the campaign's kept tallies (:mod:`annotate.tallies`): corpus pairs and their
+    The counts are the campaign's kept tallies (:mod:`annotate.tallies`, stripes summed): corpus pairs and their
     judgements (training and attention-check pairs are not corpus pairs, as in the exports, the
     API and the dashboard), one joined row per campaign instead of counting its rows."""
     dashboard = reverse("staff:dashboard")
     rows = (
         campaigns_for(user)
-        .annotate(pair_count=Coalesce("tally__pairs", 0), judgement_count=Coalesce("tally__judgements", 0))
+        .annotate(
+            pair_count=Coalesce(Sum("tallies__pairs"), 0), judgement_count=Coalesce(Sum("tallies__judgements"), 0)
+        )
         .order_by("-is_open", "name", "slug")
         .values_list("slug", "name", "is_open", "created_at", "pair_count", "judgement_count")
     )

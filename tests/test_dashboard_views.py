@@ -207,15 +207,15 @@ def test_bad_filters_are_400_and_name_the_field(staff_client, built):
 def test_query_count_does_not_grow_with_the_campaign(staff_client, django_assert_max_num_queries):
     small = make_scored_campaign(pairs_per_origin=2, judges=2, slug="small")
     large = make_scored_campaign(pairs_per_origin=15, judges=3, slug="large")
-    # Session + user (2), campaign (1), change stamp + campaign + 4 aggregates (6), change
-    # stamp again (1), six loads (6), the failed scores per reason (1), the stopping rule (1), the
-    # probe set in the fingerprint and in the load (2; none here, so no probe pairs or scores are read).
+    # Session + user (2), campaign (1), the campaign with its change counters (1), six loads (6),
+    # the failed scores per reason (1), the stopping rule (1), the probe set in the fingerprint and
+    # in the load (2; none here, so no probe pairs or scores are read).
     for built in (small, large):
         with django_assert_max_num_queries(20):
             response = staff_client.get(DATA, {"campaign": built.campaign.slug})
         assert response.status_code == 200
-    # An unchanged poll: session, user, campaign, the change stamp.
-    with django_assert_max_num_queries(4):
+    # An unchanged poll: session, user, campaign, the campaign with its change counters, its probe set.
+    with django_assert_max_num_queries(5):
         response = staff_client.get(DATA, {"campaign": "large"}, headers={"If-None-Match": response["ETag"]})
     assert response.status_code == 304
 

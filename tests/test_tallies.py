@@ -122,7 +122,7 @@ def test_every_write_keeps_the_tallies_equal_to_a_count() -> None:
 THREADS = 12
 
 
-def together(work: Callable[[int], None]) -> None:
+def together(work: Callable[[int], object]) -> None:
     """``work(index)`` in THREADS threads released at once, one connection and transaction each."""
     barrier = threading.Barrier(THREADS)
     errors: list[BaseException] = []
@@ -185,3 +185,49 @@ def test_concurrent_writers_keep_the_tallies_exact(require_postgres: None) -> No
     )
     assert assert_exact(campaign).judgements == THREADS // 2 * 6 + THREADS // 2
     assert Volunteer.objects.filter(campaign=campaign).count() == THREADS
+
+
+@pytest.mark.postgres
+@pytest.mark.django_db(transaction=True)
+def test_an_answer_does_not_wait_for_another_volunteers_open_answer(require_postgres: None) -> None:
+    """The tallies are striped: a volunteer's answer (and a newcomer's arrival) updates other
+    rows than another volunteer's answer whose transaction is still open, so it goes through
+    under a short lock timeout instead of queueing behind that transaction's commit."""
+    campaign = make_campaign(slug="striped")
+    pairs = [make_pair(campaign) for _ in range(3)]
+    first, second = make_volunteer(campaign), make_volunteer(campaign)
+    for volunteer in (first, second):  # the campaign's tally rows exist: the race is on updating them
+        make_judgement(pair=pairs[0], volunteer=volunteer)
+    holding, release = threading.Event(), threading.Event()
+    errors: list[BaseException] = []
+
+    def first_answers_and_waits() -> None:
+        try:
+            with transaction.atomic():
+                make_judgement(pair=pairs[1], volunteer=first)
+                holding.set()
+                release.wait(timeout=30)
+        except BaseException as error:  # noqa: BLE001 - re-raised in the test thread below
+            errors.append(error)
+        finally:
+            holding.set()
+            connection.close()
+
+    thread = threading.Thread(target=first_answers_and_waits)
+    thread.start()
+    try:
+        assert holding.wait(timeout=30)
+        with transaction.atomic():
+            with connection.cursor() as cursor:
+                cursor.execute("SET LOCAL lock_timeout = '1s'")
+            make_judgement(pair=pairs[2], volunteer=second)
+            newcomer = make_volunteer(campaign)
+            make_judgement(pair=pairs[2], volunteer=newcomer)
+        stripes = {volunteer.pk % CampaignTally.STRIPES for volunteer in (second, newcomer)}
+        assert first.pk % CampaignTally.STRIPES not in stripes  # consecutive ids: other stripes
+        assert tally(campaign).judgements == 4  # the first's answer is not committed yet
+    finally:
+        release.set()
+        thread.join(timeout=30)
+    assert not errors
+    assert assert_exact(campaign) == CampaignCounts(pairs=3, judgements=5, volunteers=3)

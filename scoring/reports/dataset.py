@@ -14,15 +14,13 @@ from __future__ import annotations
 
 import hashlib
 import json
-import time as time_module
 from collections.abc import Iterable
 from dataclasses import dataclass
 from datetime import date, datetime, time, timedelta
 from typing import Any
 
 import numpy as np
-from django.core.cache import cache
-from django.db.models import Case, Count, F, FloatField, Func, Max, OuterRef, Q, Subquery, Sum, When
+from django.db.models import Case, Count, F, FloatField, Func, Max, OuterRef, Q, Subquery, When
 from django.utils import timezone
 from numpy.typing import NDArray
 
@@ -30,13 +28,13 @@ from annotate.labels import EnglishLevel
 from annotate.models import Campaign, Judgement, Pair, Volunteer
 from annotate.pseudonyms import volunteer_pseudonym
 from annotate.quality import excluded_volunteer_ids
+from annotate.tallies import changes_subqueries
 from scoring.analysis.labels import LABEL_CODES, Reference
 from scoring.analysis.report import AnalysisInput, JudgementRows, MetricInfo, VolunteerInfo
 from scoring.metrics.lexical import normalised_char_distance
 from scoring.models import MetricConfig, Score, StoppingRule
 from scoring.reports.robustness import campaign_probe_scores, probe_fingerprint
-from scoring.reports.state import state_key
-from scoring.tallies import scored_configs
+from scoring.tallies import score_changes_subqueries, scored_configs
 
 
 class EpochSeconds(Func):
@@ -156,9 +154,9 @@ class DataState:
         return hashlib.sha256(payload.encode()).hexdigest()[:20]
 
 
-# A campaign's fingerprint is recomputed at least this often even when the change stamp
-# says nothing happened, to catch what the stamp cannot see (a deleted judgement, an edited
-# label or gold label). Inserts and recomputed scores are seen at once.
+# The staff pages' verdicts (:mod:`scoring.reports.verdicts`) are computed again at least this
+# often even when the change stamp says nothing happened, to catch what the stamp cannot see (a
+# deleted judgement, an edited label or gold label). Inserts and recomputed scores are seen at once.
 FULL_CHECK_SECONDS = 60
 
 
@@ -187,76 +185,38 @@ def change_stamp() -> tuple[Any, ...]:
 
 
 def _fingerprint(campaign: Campaign) -> tuple[dict[str, Any], datetime | None]:
-    """Counts, largest ids and latest timestamps of everything a report of ``campaign`` reads
-    (one aggregate scan per table). A metric configuration enters through its scores."""
-    judgements = Judgement.objects.filter(pair__campaign=campaign).aggregate(
-        count=Count("id"), last_id=Max("id"), last=Max("answered_at")
-    )
-    scores = Score.objects.filter(pair__campaign=campaign).aggregate(
-        count=Count("id"),
-        last_id=Max("id"),
-        last=Max("computed_at"),
-        failed=Count("id", filter=Q(status=Score.Status.FAILED)),
-    )
-    pairs = Pair.objects.filter(campaign=campaign).aggregate(
-        count=Count("id"),
-        last_id=Max("id"),
-        last=Max("created_at"),
-        gold=Count("id", filter=Q(gold_label=True)),
-        gold_any=Count("gold_label"),
-        graded=Count("gold_score"),
-    )
-    # Who is excluded follows from the judgements (above), the campaign's rule and the staff
-    # overrides: the overrides enter as counts and id sums, in the same scan.
-    volunteers = Volunteer.objects.filter(campaign=campaign).aggregate(
-        count=Count("id"),
-        last_id=Max("id"),
-        kept=Count("id", filter=Q(exclusion_override="include")),
-        kept_ids=Sum("id", filter=Q(exclusion_override="include")),
-        dropped=Count("id", filter=Q(exclusion_override="exclude")),
-        dropped_ids=Sum("id", filter=Q(exclusion_override="exclude")),
-    )
+    """What a report of ``campaign`` reads, as the database's change counters of its rows (kept by
+    triggers in the transaction of every write an analysis can see: judgements, pairs, volunteers,
+    scores; migrations ``campaign_change_counters`` and ``score_change_counters``), its exclusion
+    and stopping rules and its probe set. The counters only grow, so equal fingerprints saw the
+    same rows. ``campaign`` comes from :func:`data_state`'s query, which read the counters with it."""
+    counters = [getattr(campaign, f"{name}_count", None) or 0 for name in ("written", "scored")]
     rule = [campaign.exclude_failed_checks, campaign.exclude_median_seconds, campaign.exclude_same_answer_share]
-    # The stopping rule and its record (read with the campaign: :func:`data_state`).
     stopping = getattr(campaign, "stopping_updated", None)
     fingerprint = {
         "campaign": [campaign.pk, campaign.created_at.isoformat()],
-        "judgements": judgements,
-        "scores": scores,
-        "pairs": pairs,
-        "volunteers": volunteers,
+        "changes": counters,
         "rule": rule,
         "stopping": stopping.isoformat() if stopping else None,
         "probes": probe_fingerprint(campaign),
     }
-    moments = [moment for moment in (judgements["last"], scores["last"], pairs["last"]) if moment is not None]
-    return fingerprint, max(moments) if moments else None
+    moments = [getattr(campaign, f"{name}_at", None) for name in ("written", "scored")]
+    known = [moment for moment in moments if moment is not None]
+    return fingerprint, max(known) if known else None
 
 
-def data_state(campaign_id: int, *, fresh: bool = False) -> DataState:
-    """What a report of the campaign depends on, cheaply.
-
-    The campaign's fingerprint (one aggregate scan of its judgements, scores, pairs and
-    volunteers) is kept in the cache together with the global :func:`change_stamp` it was
-    computed at. While the stamp is unchanged, and for at most ``FULL_CHECK_SECONDS``, the
-    fingerprint is reused: an unchanged campaign costs one indexed query per poll. ``fresh``
-    (the workers that compute analyses) always scans: the stamp misses edits of the campaign's
-    exclusion rule and overrides, and a worker must not label a result with an older version.
-    Raises ``Campaign.DoesNotExist``.
+def data_state(campaign_id: int) -> DataState:
+    """What a report of the campaign depends on, cheaply: one statement reads the campaign, its
+    stopping rule and its change counters (indexed sums over a few tally rows), one more its probe
+    set's. A dashboard polled every few seconds reads them each time: nothing is kept, so nothing
+    can be stale. Raises ``Campaign.DoesNotExist``.
     """
-    stamp = change_stamp()
-    key = state_key(campaign_id)
-    cached = cache.get(key)
-    now = time_module.time()  # wall clock: the cache may be shared between processes
-    if not fresh and cached is not None and cached["stamp"] == stamp and now - cached["at"] < FULL_CHECK_SECONDS:
-        state: DataState = cached["state"]
-        return state
     stopping = StoppingRule.objects.filter(campaign=OuterRef("pk")).values("updated_at")[:1]
-    campaign = Campaign.objects.annotate(stopping_updated=Subquery(stopping)).get(pk=campaign_id)
+    campaign = Campaign.objects.annotate(
+        stopping_updated=Subquery(stopping), **changes_subqueries("written"), **score_changes_subqueries("scored")
+    ).get(pk=campaign_id)
     fingerprint, last_changed = _fingerprint(campaign)
-    state = DataState(campaign=campaign, fingerprint=fingerprint, last_changed=last_changed)
-    cache.set(key, {"stamp": stamp, "at": now, "state": state}, FULL_CHECK_SECONDS)
-    return state
+    return DataState(campaign=campaign, fingerprint=fingerprint, last_changed=last_changed)
 
 
 def load(campaign: Campaign, filters: Filters) -> AnalysisInput:

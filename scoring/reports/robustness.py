@@ -7,13 +7,15 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 import numpy as np
-from django.db.models import Case, Count, Max, Q, When
+from django.db.models import Case, Q, When
 
 from annotate.models import Campaign
+from annotate.tallies import changes
 from scoring.analysis.cards import ProbeScores
 from scoring.analysis.robustness import Figure, ProbeTable, RobustnessCard, robustness_card
 from scoring.models import MetricConfig, Score
 from scoring.probe_models import ProbePair, ProbeSet
+from scoring.tallies import score_changes
 
 # What each figure says, and what it does not: shown with the card.
 READINGS = {
@@ -126,10 +128,13 @@ def probe_fingerprint(campaign: Campaign) -> list[object]:
     probe_set = probe_set_for(campaign)
     if probe_set is None:
         return []
-    scores = Score.objects.filter(pair__campaign_id=probe_set.campaign_id).aggregate(
-        count=Count("id"), last_id=Max("id"), last=Max("computed_at")
-    )
-    return [probe_set.pk, probe_set.campaign_id, scores]
+    # The probe campaign's pairs and scores, by the counters the database keeps (indexed reads).
+    return [
+        probe_set.pk,
+        probe_set.campaign_id,
+        changes(probe_set.campaign_id).count,
+        score_changes(probe_set.campaign_id).count,
+    ]
 
 
 def robustness_cards(

@@ -370,7 +370,7 @@ def compute_intervals(campaign_id: int, filters: Filters, resamples: int, seed: 
     What the ``interactive`` worker runs for the dashboard. Raises ``Campaign.DoesNotExist``.
     """
     options = _options(filters, resamples, seed)
-    state = dataset.data_state(campaign_id, fresh=True)
+    state = dataset.data_state(campaign_id)
     version = _version(state, filters, options)
     intervals = report_intervals(dataset.load(state.campaign, filters), options)
     shared_cache().set(
@@ -480,7 +480,7 @@ def _campaign_report(
 
 def compute_meta(campaign_id: int, filters: Filters, options: MetaOptions, use_cache: bool = True) -> MetaResult:
     """Compute (now, in this process) and cache the meta-evaluation (what the interactive worker runs)."""
-    state = dataset.data_state(campaign_id, fresh=True)
+    state = dataset.data_state(campaign_id)
     version = meta_version(state, filters, options)
     result = MetaResult(
         evaluation=meta_evaluation(dataset.load(state.campaign, filters), options),

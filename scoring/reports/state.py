@@ -1,20 +1,14 @@
-"""The cache keys of a campaign's data state and verdicts, and dropping them: light enough for a
-signal handler.
+"""The cache keys of a campaign's verdicts, and dropping them: light enough for a signal handler.
 
-:mod:`scoring.reports.dataset` keeps each campaign's fingerprint under this key; the handlers
-that see an exclusion change (``scoring.apps``) drop it without importing the analyses (SciPy,
-scikit-learn), which a command such as ``import_pairs`` must not pay for.
+The handlers that see an exclusion change (``scoring.apps``) drop them without importing the
+analyses (SciPy, scikit-learn), which a command such as ``import_pairs`` must not pay for. (A
+campaign's data state is not kept: :mod:`scoring.reports.dataset` reads the database's change
+counters each time.)
 """
 
 from __future__ import annotations
 
 from django.core.cache import cache
-
-
-def state_key(campaign_id: int) -> str:
-    """The cache key of the campaign's data state."""
-    return f"paraeval:state:{campaign_id}"
-
 
 # What :mod:`scoring.reports.verdicts` keeps per campaign for the staff pages.
 VERDICT_KINDS = ("quality", "pairs", "disagreements", "facets", "totals", "status")
@@ -26,10 +20,10 @@ def verdicts_key(campaign_id: int, kind: str) -> str:
 
 
 def forget_state(campaign_id: int) -> None:
-    """Drop the cached state of a campaign, and the verdicts the staff pages keep: the next
-    report reads its fingerprint again, the next staff page runs the quality pass again.
+    """Drop the verdicts the staff pages keep for a campaign: the next staff page runs the
+    quality pass again.
 
     Called when something the change stamp cannot see changed who is excluded (a staff
     override, the campaign's rule), so that "exclude flagged volunteers" follows at once.
     """
-    cache.delete_many([state_key(campaign_id), *(verdicts_key(campaign_id, kind) for kind in VERDICT_KINDS)])
+    cache.delete_many([verdicts_key(campaign_id, kind) for kind in VERDICT_KINDS])
