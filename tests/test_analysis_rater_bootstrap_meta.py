@@ -181,9 +181,12 @@ def test_meta_evaluation_shows_the_two_way_delta_auc_beside_delong() -> None:
     for test in meta.paired:
         if test.statistic in reasons and test.reason is None:
             assert test.interval_two_way is None and test.two_way_reason == reasons[test.statistic]
-    gold = meta_evaluation(data, MetaOptions(resamples=60, seed=2, reference=Reference.GOLD))
-    gold_auc = [test for test in gold.paired if test.reason is None]
-    assert all(test.interval_two_way is None and test.two_way_reason == GOLD_REASON for test in gold_auc)
+    gold_data = make_input(gold=[0, 1, 0, 1, 0, 1], gold_score=[1.0, 4.0, 1.0, 4.0, 2.0, 3.5])
+    gold = meta_evaluation(gold_data, MetaOptions(resamples=60, seed=2, reference=Reference.GOLD))
+    gold_tested = [test for test in gold.paired if test.reason is None]
+    assert gold_tested and all(
+        test.interval_two_way is None and test.two_way_reason == GOLD_REASON for test in gold_tested
+    )
 
 
 # --- the other paired statistics: natural accuracy, Pearson, Spearman ------------------------------
