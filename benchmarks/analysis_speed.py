@@ -22,7 +22,7 @@ It also times the intervals alone, the pairs-only bootstrap against the two-way 
 volunteers) one of :mod:`scoring.analysis.rater_bootstrap`, and prints their ratio. With
 ``--two-way`` it does only that, in CPU time with the runs interleaved (best of ``--repeats``
 each: robust to a machine shared with other work), and adds the two-way interval of the paired
-Delta AUC of every two metrics (the meta-evaluation's).
+Delta AUC, Pearson and Spearman of every two metrics (the meta-evaluation's).
 
 Every report covers Tables 1-5, AUC, correlations, top-k curves, chart data, agreement and
 the volunteer table, for each corpus and for all pairs. Prints times and ratios; no assertion.
@@ -57,7 +57,7 @@ from sklearn.metrics import roc_auc_score
 from scoring.analysis.binary import rank
 from scoring.analysis.bootstrap import CHUNK_ROWS, DEFAULT_RESAMPLES, Resampler, bootstrap_many
 from scoring.analysis.labels import volunteer_labels
-from scoring.analysis.rater_bootstrap import RaterInput, paired_auc_intervals, rater_intervals
+from scoring.analysis.rater_bootstrap import RaterInput, paired_auc_intervals, paired_intervals, rater_intervals
 from scoring.analysis.report import (
     AnalysisInput,
     JudgementRows,
@@ -351,7 +351,7 @@ def two_way_ratio(data: AnalysisInput, repeats: int) -> None:
 def two_way_only(data: AnalysisInput, repeats: int) -> None:
     """The two-way intervals against the pairs-only ones in CPU time, the runs interleaved and the
     best of each kept (a machine shared with other work slows both alike), and the paired Delta AUC
-    of every two metrics under the two-way draws."""
+    of every two metrics under the two-way draws (and their Pearson and Spearman differences)."""
     options = ReportOptions()
     labels = volunteer_labels(len(data.pair_ids), data.judgements.pair_index, data.judgements.code)
     oriented = np.array([row if m.higher_is_closer else -row for m, row in zip(data.metrics, data.scores, strict=True)])
@@ -378,6 +378,12 @@ def two_way_only(data: AnalysisInput, repeats: int) -> None:
         ),
         f"two-way Delta AUC, {len(metric_pairs)} metric pairs": lambda: paired_auc_intervals(
             rater_input, metric_pairs, options.resamples, options.seed
+        ),
+        f"two-way Delta Pearson and Delta Spearman, {len(metric_pairs)} metric pairs": lambda: paired_intervals(
+            rater_input,
+            [(kind, a, b) for kind in ("pearson", "spearman") for a, b in metric_pairs],
+            options.resamples,
+            options.seed,
         ),
     }
     best = dict.fromkeys(runs, math.inf)

@@ -1,5 +1,6 @@
-"""The two-way (pairs and volunteers) intervals of the meta-evaluation: the paired Delta AUC
-between two metrics and Soft Pairwise Accuracy. Each is checked against a plain loop written here
+"""The two-way (pairs and volunteers) intervals of the meta-evaluation: the paired differences
+between two metrics (ROC AUC, accuracy at the natural threshold, Pearson, Spearman) and Soft
+Pairwise Accuracy. Each is checked against a plain loop written here
 (the same generator draws), against the pairs-only interval where the volunteers cannot matter
 (one judgement per pair), and on volunteers who are pure noise (the interval widens)."""
 
@@ -7,16 +8,20 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
+from scipy import stats
 from sklearn.metrics import roc_auc_score
 
 from scoring.analysis.bootstrap import DEFAULT_SEED
 from scoring.analysis.labels import BINARY_OF_CODE, ORDINAL_OF_CODE, volunteer_labels
 from scoring.analysis.rater_bootstrap import (
+    CV_REASON,
     GOLD_REASON,
+    KENDALL_REASON,
     JudgementTable,
     RaterInput,
     TwoWayResampler,
     paired_auc_intervals,
+    paired_intervals,
     percentile,
 )
 from scoring.analysis.systems import SPA_PERMUTATIONS, soft_pairwise_accuracy, system_p_values, system_view
@@ -52,12 +57,20 @@ def campaign(seed: int, pairs: int = 60, volunteers: int = 9, per_pair: int = 3,
 # --- Delta AUC ---------------------------------------------------------------------------------
 
 
-def loop_delta_auc(pair, volunteer, code, scores, a, b, resamples, seed):
+def _auc(y, graded, x):
+    keep = y >= 0
+    if len(set(y[keep].tolist())) < 2:
+        return np.nan
+    return roc_auc_score(y[keep], x[keep])
+
+
+def loop_delta_auc(pair, volunteer, code, scores, a, b, resamples, seed, statistic=_auc):
     """Per replicate, by loops: draw the pairs both metrics scored that have a graded judgement,
     then the volunteers (the generator of the two-way bootstrap); relabel every pair from the
     drawn volunteers' judgements, each repeated as often as its volunteer was drawn (a pair none of
-    whose volunteers with a graded answer was drawn keeps all its judgements); scikit-learn's AUC
-    of each metric on the drawn pairs; the difference."""
+    whose volunteers with a graded answer was drawn keeps all its judgements); the ``statistic``
+    (binary labels, graded scores, metric scores of the drawn pairs; scikit-learn's AUC unless
+    told) of each metric on the drawn pairs; the difference."""
     both = np.isfinite(scores[a]) & np.isfinite(scores[b])
     graded = {p for p, c in zip(pair.tolist(), code.tolist(), strict=True) if BINARY_OF_CODE[c] >= 0}
     positions = [p for p in range(scores.shape[1]) if both[p] and p in graded]
@@ -79,13 +92,9 @@ def loop_delta_auc(pair, volunteer, code, scores, a, b, resamples, seed):
             new_pair += [p] * len(chosen)
             new_code += chosen
         labels = volunteer_labels(len(positions), np.array(new_pair), np.array(new_code))
-        y = labels.binary[drawn_pairs]
-        keep = y >= 0
-        if len(set(y[keep].tolist())) < 2:
-            out.append(np.nan)
-            continue
-        aucs = [roc_auc_score(y[keep], scores[m][positions][drawn_pairs][keep]) for m in (a, b)]
-        out.append(aucs[0] - aucs[1])
+        y, graded_y = labels.binary[drawn_pairs], labels.graded[drawn_pairs]
+        values = [statistic(y, graded_y, scores[m][positions][drawn_pairs]) for m in (a, b)]
+        out.append(values[0] - values[1])
     return np.array(out)
 
 
@@ -165,10 +174,108 @@ def test_meta_evaluation_shows_the_two_way_delta_auc_beside_delong() -> None:
     meta = meta_evaluation(data, MetaOptions(resamples=60, seed=2))
     auc = [test for test in meta.paired if test.statistic is Statistic.AUC and test.reason is None]
     assert auc and all(test.interval_two_way is not None and test.two_way_volunteers > 0 for test in auc)
-    assert all(test.interval_two_way is None for test in meta.paired if test.statistic is not Statistic.AUC)
-    gold = meta_evaluation(data, MetaOptions(resamples=60, seed=2, reference=Reference.GOLD))
-    gold_auc = [test for test in gold.paired if test.statistic is Statistic.AUC and test.reason is None]
-    assert all(test.interval_two_way is None and test.two_way_reason == GOLD_REASON for test in gold_auc)
+    for statistic in (Statistic.PEARSON, Statistic.SPEARMAN):
+        tests = [test for test in meta.paired if test.statistic is statistic and test.reason is None]
+        assert tests and all(test.interval_two_way is not None and test.two_way_volunteers > 0 for test in tests)
+    reasons = {Statistic.ACCURACY_CV: CV_REASON, Statistic.KENDALL: KENDALL_REASON}
+    for test in meta.paired:
+        if test.statistic in reasons and test.reason is None:
+            assert test.interval_two_way is None and test.two_way_reason == reasons[test.statistic]
+    gold_data = make_input(gold=[0, 1, 0, 1, 0, 1], gold_score=[1.0, 4.0, 1.0, 4.0, 2.0, 3.5])
+    gold = meta_evaluation(gold_data, MetaOptions(resamples=60, seed=2, reference=Reference.GOLD))
+    gold_tested = [test for test in gold.paired if test.reason is None]
+    assert gold_tested and all(
+        test.interval_two_way is None and test.two_way_reason == GOLD_REASON for test in gold_tested
+    )
+
+
+# --- the other paired statistics: natural accuracy, Pearson, Spearman ------------------------------
+
+NATURAL = 0.3  # a natural threshold on the oriented scores of the campaign's metrics
+
+
+def _pearson(y, graded, x):
+    return stats.pearsonr(x, graded).statistic
+
+
+def _spearman(y, graded, x):
+    return stats.spearmanr(x, graded).statistic
+
+
+def _natural_accuracy(y, graded, x):
+    keep = y >= 0
+    return float(np.mean((x[keep] >= NATURAL) == (y[keep] == 1))) if keep.any() else np.nan
+
+
+STATISTICS = {"pearson": _pearson, "spearman": _spearman, "accuracy_natural": _natural_accuracy}
+
+
+def _natural_calls(scores):
+    calls = np.where(scores >= NATURAL, 1.0, 0.0)
+    calls[~np.isfinite(scores)] = np.nan
+    return calls
+
+
+@pytest.mark.parametrize("kind", sorted(STATISTICS))
+def test_paired_interval_equals_a_loop_bootstrap_with_the_same_draws(kind) -> None:
+    """scipy's pearsonr / spearmanr (average ranks among the drawn copies) and the plain share of
+    right calls at the natural threshold, in the loop of :func:`loop_delta_auc`."""
+    pair, volunteer, code, scores = campaign(1)
+    jobs = [(0, 1), (0, 2), (1, 2)]
+    resamples, seed = 60, 17
+    data = RaterInput(pair, volunteer, code, [1, 2, 3], scores, natural=_natural_calls(scores))
+    result = paired_intervals(data, [(kind, a, b) for a, b in jobs], resamples, seed)
+    for a, b in jobs:
+        draws = loop_delta_auc(pair, volunteer, code, scores, a, b, resamples, seed, STATISTICS[kind])
+        assert result[(kind, a, b)].interval == pytest.approx(percentile(draws, 0.95), abs=1e-12)
+        assert result[(kind, a, b)].volunteers == 9
+
+
+@pytest.mark.parametrize("kind", sorted(STATISTICS))
+def test_paired_interval_with_one_judgement_per_pair_equals_the_pairs_only_bootstrap(kind) -> None:
+    pair, volunteer, code, scores = campaign(2, pairs=150, volunteers=40, per_pair=1)
+    scores = scores[:2]
+    data = RaterInput(pair, volunteer, code, [1, 2], scores, natural=_natural_calls(scores))
+    two_way = paired_intervals(data, [(kind, 0, 1)], 300, 5)[(kind, 0, 1)]
+    labels = volunteer_labels(150, pair, code)
+    judged = np.flatnonzero(np.isfinite(labels.graded))
+    volunteers = len(np.unique(volunteer[np.isin(pair, judged)]))
+    differences = []
+    for pair_counts, _ in TwoWayResampler(300, 5).draws(len(judged), volunteers):
+        for counts in pair_counts:
+            drawn = np.repeat(judged, counts.astype(int))
+            y, graded = labels.binary[drawn], labels.graded[drawn]
+            differences.append(
+                STATISTICS[kind](y, graded, scores[0][drawn]) - STATISTICS[kind](y, graded, scores[1][drawn])
+            )
+    assert two_way.interval == pytest.approx(percentile(np.array(differences), 0.95), abs=1e-12)
+
+
+@pytest.mark.parametrize("kind", sorted(STATISTICS))
+def test_volunteers_who_are_noise_widen_the_paired_interval(kind) -> None:
+    pair, volunteer, code, scores = campaign(3, pairs=120, volunteers=8, noise_share=0.5)
+    data = RaterInput(pair, volunteer, code, [1, 2, 3], scores, natural=_natural_calls(scores))
+    two_way = paired_intervals(data, [(kind, 0, 2)], 400, 5)[(kind, 0, 2)].interval
+    assert two_way is not None
+    labels = volunteer_labels(120, pair, code)
+    judged = np.flatnonzero(np.isfinite(labels.graded) & np.isfinite(scores[2]))
+    differences = []
+    for pair_counts, _ in TwoWayResampler(400, 5).draws(len(judged), 8):
+        for counts in pair_counts:
+            drawn = np.repeat(judged, counts.astype(int))
+            y, graded = labels.binary[drawn], labels.graded[drawn]
+            differences.append(
+                STATISTICS[kind](y, graded, scores[0][drawn]) - STATISTICS[kind](y, graded, scores[2][drawn])
+            )
+    pairs_only = percentile(np.array(differences), 0.95)
+    assert pairs_only is not None
+    assert two_way[1] - two_way[0] > 1.15 * (pairs_only[1] - pairs_only[0])
+
+
+def test_natural_accuracy_needs_the_natural_calls() -> None:
+    pair, volunteer, code, scores = campaign(4)
+    with pytest.raises(ValueError, match="natural threshold's calls"):
+        paired_intervals(RaterInput(pair, volunteer, code, [1, 2, 3], scores), [("accuracy_natural", 0, 1)], 20, 1)
 
 
 # --- SPA ---------------------------------------------------------------------------------------

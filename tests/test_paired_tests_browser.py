@@ -52,10 +52,11 @@ def test_floor_note_beside_each_matrix(browser_factory, live_server, artifacts_d
 
 
 def test_two_way_intervals_beside_the_pairs_only_ones(browser_factory, live_server, artifacts_dir: Path) -> None:  # type: ignore[no-untyped-def]
-    """The paired ROC AUC comparisons and SPA show both intervals, with the sentence on when each
+    """The paired ROC AUC (and Spearman) comparisons and SPA show both intervals (Kendall a dash and
+    the reason), with the sentence on when each
     is the one to quote; screenshots of both sections at desktop and phone sizes."""
     from annotate.models import Pair
-    from scoring.analysis.rater_bootstrap import WHEN_PAIRS_AND_VOLUNTEERS, WHEN_PAIRS_ONLY
+    from scoring.analysis.rater_bootstrap import KENDALL_REASON, WHEN_PAIRS_AND_VOLUNTEERS, WHEN_PAIRS_ONLY
 
     cache.clear()
     shared_cache().clear()
@@ -77,6 +78,24 @@ def test_two_way_intervals_beside_the_pairs_only_ones(browser_factory, live_serv
     two_way = [row.find_elements(By.CSS_SELECTOR, "th, td")[6].text for row in rows]
     assert two_way and all(re.fullmatch("-?[0-9.]+\u2013-?[0-9.]+", text) for text in two_way), two_way
     assert sentence in staff.find_element(By.CSS_SELECTOR, "#meta-paired .caption").text
+    # Spearman has its two-way intervals too; Kendall keeps the dash and the caption says why.
+    for statistic, expected in (("spearman", "-?[0-9.]+\u2013-?[0-9.]+"), ("kendall", "\u2013")):
+        Select(staff.find_element(By.ID, "meta-statistic")).select_by_value(statistic)
+        wait(staff, lambda b, s=statistic: b.find_element(By.ID, "meta-statistic").get_attribute("value") == s)
+        rows = staff.find_elements(By.CSS_SELECTOR, "table[data-table=meta-paired] tbody tr")
+        cells = [row.find_elements(By.CSS_SELECTOR, "th, td")[6].text for row in rows]
+        assert cells and all(re.fullmatch(expected, text) for text in cells), (statistic, cells)
+        caption = staff.find_element(By.CSS_SELECTOR, "#meta-paired .caption").text
+        assert (KENDALL_REASON in caption) == (statistic == "kendall"), caption
+        for width, height in ((1366, 768), (390, 844)):
+            staff.set_window_size(width, height)
+            staff.execute_script("document.getElementById('meta-paired').scrollIntoView()")
+            shot = staff.execute_cdp_cmd("Page.captureScreenshot", {"format": "png"})
+            (artifacts_dir / f"two_way_paired_{statistic}_{width}x{height}.png").write_bytes(
+                base64.b64decode(shot["data"])
+            )
+        staff.set_window_size(1366, 768)
+    Select(staff.find_element(By.ID, "meta-statistic")).select_by_value("auc")
     spa_headers = [
         th.text for th in staff.find_elements(By.CSS_SELECTOR, "table[data-table=meta-system-metrics] thead th")
     ]

@@ -134,7 +134,7 @@
     document.getElementById("meta-heatmap").replaceChildren(floor, wrap);
     const tests = meta.paired.filter((t) => t.statistic === ranking.statistic);
     const pairRows = tests.map((t) => [label.get(t.metric_a) + " vs " + label.get(t.metric_b), String(t.n), fmt(t.value_a), fmt(t.value_b), fmt(t.difference), interval(t.interval), t.interval_two_way ? interval(t.interval_two_way) : "–", pText(t.p_permutation), pText(t.p_jackknife !== null ? t.p_jackknife : t.p_bootstrap), pText(t.p_williams), pText(t.p_delong), pText(t.p_holm), t.reason || ""]);
-    document.getElementById("meta-paired").replaceChildren(table("meta-paired", ["Metrics (A vs B)", "Pairs", "A", "B", "A − B", "95% CI, pairs only", "95% CI, pairs and volunteers", "p perm.", "p boot./jack.", "p Williams", "p DeLong", "p Holm", "Note"], pairRows, pairedCaption(ranking.statistic)));
+    document.getElementById("meta-paired").replaceChildren(table("meta-paired", ["Metrics (A vs B)", "Pairs", "A", "B", "A − B", "95% CI, pairs only", "95% CI, pairs and volunteers", "p perm.", "p boot./jack.", "p Williams", "p DeLong", "p Holm", "Note"], pairRows, pairedCaption(ranking.statistic, tests)));
   }
 
   function renderThresholds() {
@@ -150,9 +150,13 @@
   }
 
   // When to quote which interval: the sentence comes with the meta-evaluation (meta.two_way_note).
-  function pairedCaption(statistic) {
-    if (statistic !== "auc") return "95% CI: pairs only (the volunteers' labels taken as fixed); a variant over volunteers is computed for ROC AUC.";
-    return "95% CI, pairs only: DeLong's interval of A − B. Pairs and volunteers: the two-way bootstrap, the same draws of pairs and of volunteers for both metrics. " + meta.two_way_note;
+  // Where a statistic has no interval over volunteers (cross-validated accuracy, Kendall, gold labels),
+  // the reason comes with its comparisons (two_way_reason) and replaces the dash's silence.
+  function pairedCaption(statistic, tests) {
+    const pairsOnly = { auc: "DeLong's interval of A − B", kendall: "the jackknife's interval of A − B" }[statistic] || "the paired bootstrap's interval of A − B";
+    const missing = tests.find((t) => t.two_way_reason);
+    if (missing && !tests.some((t) => t.interval_two_way)) return "95% CI, pairs only: " + pairsOnly + ". Pairs and volunteers: " + missing.two_way_reason + ". " + meta.two_way_note;
+    return "95% CI, pairs only: " + pairsOnly + ". Pairs and volunteers: the two-way bootstrap, the same draws of pairs and of volunteers for both metrics. " + meta.two_way_note;
   }
 
   function spaCaption(s) {

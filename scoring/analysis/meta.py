@@ -40,7 +40,16 @@ from scoring.analysis.paired import (
     smallest_p,
 )
 from scoring.analysis.plain import to_json
-from scoring.analysis.rater_bootstrap import GOLD_REASON, JudgementTable, RaterInput, paired_auc_intervals, when_each
+from scoring.analysis.rater_bootstrap import (
+    CV_REASON,
+    GOLD_REASON,
+    KENDALL_REASON,
+    JudgementTable,
+    PairedKind,
+    RaterInput,
+    paired_intervals,
+    when_each,
+)
 from scoring.analysis.report import AnalysisInput, MetricInfo, human_labels
 from scoring.analysis.systems import (
     SPA_BOOTSTRAP,
@@ -61,7 +70,9 @@ from scoring.analysis.thresholds import (
 from scoring.analysis.ties import TieStatistics, tie_statistics
 
 # Bump when a change here changes a number of the meta-evaluation (part of its cache key).
-META_VERSION = "4"  # 4: two-way (pairs and volunteers) intervals of Delta AUC and SPA
+# 4: two-way (pairs and volunteers) intervals of Delta AUC and SPA; 5: also of the paired natural
+# accuracy, Pearson and Spearman (cross-validated accuracy and Kendall: the reason they have none)
+META_VERSION = "5"
 ALPHA = 0.05
 
 
@@ -429,25 +440,55 @@ def meta_evaluation(data: AnalysisInput, options: MetaOptions | None = None) -> 
     )
 
 
+# The paired statistics that keep a dash in the two-way column, and why.
+_NO_TWO_WAY = {Statistic.ACCURACY_CV: CV_REASON, Statistic.KENDALL: KENDALL_REASON}
+
+
+def _natural_calls(data: AnalysisInput, oriented: FloatArray) -> FloatArray:
+    """Metrics x pairs: 1 / 0 where a metric's natural threshold calls a pair a paraphrase or not
+    (NaN: no natural threshold or no score)."""
+    calls = np.full(oriented.shape, np.nan)
+    for index, metric in enumerate(data.metrics):
+        if metric.natural_threshold is None:
+            continue
+        threshold = metric.natural_threshold if metric.higher_is_closer else -metric.natural_threshold
+        finite = np.isfinite(oriented[index])
+        calls[index, finite] = (oriented[index][finite] >= threshold).astype(np.float64)
+    return calls
+
+
 def _with_two_way(
     data: AnalysisInput, paired: list[PairedTest], oriented: FloatArray, options: MetaOptions
 ) -> list[PairedTest]:
-    """The ROC AUC comparisons with the two-way (pairs and volunteers) interval of their difference
-    beside DeLong's pairs-only one; on gold labels, the reason there is none."""
-    auc = [test for test in paired if test.statistic is Statistic.AUC and test.reason is None]
-    if not auc or options.resamples <= 0:
+    """The paired comparisons with the two-way (pairs and volunteers) interval of their difference
+    beside the pairs-only one (ROC AUC, accuracy at the natural threshold, Pearson, Spearman); on
+    gold labels, and for the statistics that have none (cross-validated accuracy, Kendall), the
+    reason there is none."""
+    tested = [test for test in paired if test.reason is None]
+    if not tested or options.resamples <= 0:
         return paired
     if options.reference != Reference.VOLUNTEERS:
-        return [dataclasses.replace(test, two_way_reason=GOLD_REASON) if test in auc else test for test in paired]
+        return [dataclasses.replace(test, two_way_reason=GOLD_REASON) if test in tested else test for test in paired]
     row_of = {metric.id: index for index, metric in enumerate(data.metrics)}
-    jobs = [(row_of[test.metric_a], row_of[test.metric_b]) for test in auc]
-    differences = paired_auc_intervals(
+    kinds: dict[Statistic, PairedKind] = {
+        Statistic.AUC: "auc",
+        Statistic.ACCURACY_NATURAL: "accuracy_natural",
+        Statistic.PEARSON: "pearson",
+        Statistic.SPEARMAN: "spearman",
+    }
+    jobs = [
+        (kinds[test.statistic], row_of[test.metric_a], row_of[test.metric_b])
+        for test in tested
+        if test.statistic in kinds
+    ]
+    differences = paired_intervals(
         RaterInput(
             data.judgements.pair_index,
             data.judgements.volunteer,
             data.judgements.code,
             [metric.id for metric in data.metrics],
             oriented,
+            natural=_natural_calls(data, oriented),
         ),
         jobs,
         options.resamples,
@@ -456,8 +497,11 @@ def _with_two_way(
     )
     out = []
     for test in paired:
-        key = (row_of[test.metric_a], row_of[test.metric_b])
-        difference = differences.get(key) if test.statistic is Statistic.AUC and test.reason is None else None
+        if test.reason is None and test.statistic in _NO_TWO_WAY:
+            test = dataclasses.replace(test, two_way_reason=_NO_TWO_WAY[test.statistic])
+        kind = kinds.get(test.statistic)
+        key = (kind, row_of[test.metric_a], row_of[test.metric_b]) if kind is not None else None
+        difference = differences.get(key) if key is not None and test.reason is None else None
         if difference is not None:
             interval = None if difference.interval is None else Interval(*difference.interval)
             test = dataclasses.replace(test, interval_two_way=interval, two_way_volunteers=difference.volunteers)

@@ -133,9 +133,10 @@ class PairedTest:
     # Monte-Carlo permutation, as for the accuracies, whose permutation is the exact McNemar).
     permutation_resamples: int | None = None
     permutation_exact: bool = False
-    # ROC AUC with the volunteers' labels: the two-way (pairs and volunteers) bootstrap interval of
-    # the difference (:func:`scoring.analysis.rater_bootstrap.paired_auc_intervals`), and the
-    # volunteers it resampled; None / 0 elsewhere (see ``two_way_reason``).
+    # With the volunteers' labels: the two-way (pairs and volunteers) bootstrap interval of the
+    # difference (:func:`scoring.analysis.rater_bootstrap.paired_intervals`; ROC AUC, accuracy at
+    # the natural threshold, Pearson, Spearman) and the volunteers it resampled; None / 0 elsewhere
+    # (``two_way_reason`` says why: gold labels, cross-validated accuracy, Kendall).
     interval_two_way: Interval | None = None
     two_way_volunteers: int = 0
     two_way_reason: str | None = None

@@ -44,6 +44,7 @@ from __future__ import annotations
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
 from functools import cached_property
+from typing import Literal
 
 import numpy as np
 from numpy.typing import NDArray
@@ -521,6 +522,9 @@ class RaterInput:
     oriented: FloatArray  # metrics x pairs, higher = closer, NaN unscored
     # Fixed labels (gold reference): binary 1/0/-1 and graded per pair; None: the volunteers'.
     fixed: tuple[NDArray[np.int8], FloatArray] | None = None
+    # Metrics x pairs: the natural threshold's call (1 paraphrase / 0 not; NaN no threshold or no
+    # score), for the paired accuracy at the natural threshold; None: not asked.
+    natural: FloatArray | None = None
 
 
 def rater_intervals(
@@ -615,12 +619,28 @@ def _collect(
 
 @dataclass(frozen=True)
 class TwoWayDifference:
-    """The two-way interval of AUC(A) - AUC(B): the same pair and volunteer draws for both metrics."""
+    """The two-way interval of a statistic of metric A minus that of metric B: the same pair and
+    volunteer draws for both metrics."""
 
     interval: IntervalPair
     pairs: int  # pairs drawn from (a graded judgement, both metrics scored)
     volunteers: int  # volunteers resampled
     resamples: int
+
+
+# The paired statistics with a two-way interval (the values of :class:`.paired.Statistic`).
+PairedKind = Literal["auc", "accuracy_natural", "pearson", "spearman"]
+PAIRED_KINDS: tuple[PairedKind, ...] = ("auc", "accuracy_natural", "pearson", "spearman")
+# Why the others keep a dash in the two-way column (shown to users verbatim).
+CV_REASON = (
+    "no two-way interval: the cross-validated thresholds would have to be refitted on every replicate's "
+    "relabelled pairs (folds times metrics per replicate), which this bootstrap does not do"
+)
+KENDALL_REASON = (
+    "no two-way interval: Kendall's \u03c4_b is not a sum over pairs, and every replicate's human scale is "
+    "recomputed from its volunteers, so each replicate would need its own count of concordant pairs per "
+    "metric (too costly at the dashboard's resamples)"
+)
 
 
 def paired_auc_intervals(
@@ -630,35 +650,93 @@ def paired_auc_intervals(
     seed: int,
     confidence: float = 0.95,
 ) -> dict[tuple[int, int], TwoWayDifference]:
-    """Per (row a, row b) of ``data.oriented``: the two-way interval of AUC(a) - AUC(b) over the
-    pairs both scored. Jobs on the same pairs share their replicates (each metric's AUC computed
-    once per block); the draws are those of :func:`rater_intervals` on these pairs. Empty for
-    fixed (gold) labels: no volunteer stands behind them."""
+    """Per (row a, row b) of ``data.oriented``: the two-way interval of AUC(a) - AUC(b) (see
+    :func:`paired_intervals`)."""
+    found = paired_intervals(data, [("auc", a, b) for a, b in jobs], resamples, seed, confidence)
+    return {(a, b): difference for (_, a, b), difference in found.items()}
+
+
+def paired_intervals(
+    data: RaterInput,
+    jobs: Sequence[tuple[PairedKind, int, int]],
+    resamples: int,
+    seed: int,
+    confidence: float = 0.95,
+) -> dict[tuple[PairedKind, int, int], TwoWayDifference]:
+    """Per (statistic, row a, row b) of ``data.oriented``: the two-way interval of the statistic of
+    a minus that of b over the pairs both scored that have a graded judgement. In every replicate
+    both metrics meet the same drawn pairs and the same relabelled pairs (one volunteer draw);
+    the statistic is that of :func:`rater_intervals` (ROC AUC, Pearson, Spearman with average
+    ranks among the drawn copies) or, for ``accuracy_natural``, the share of the drawn pairs with
+    a label in the replicate on which the natural threshold's call (``data.natural``) agrees with
+    it. Jobs on the same pairs share their replicates (each metric's statistic computed once per
+    block); the draws are those of :func:`rater_intervals` on these pairs. Empty for fixed (gold)
+    labels: no volunteer stands behind them."""
     if data.fixed is not None or resamples <= 0:
         return {}
+    if any(kind == "accuracy_natural" for kind, _, _ in jobs) and data.natural is None:
+        raise ValueError("the accuracy at the natural threshold needs the natural threshold's calls")
     resampler = TwoWayResampler(resamples, seed)
     scored = np.isfinite(data.oriented)
-    groups: dict[bytes, list[tuple[int, int]]] = {}
-    for a, b in jobs:
-        groups.setdefault((scored[a] & scored[b]).tobytes(), []).append((a, b))
-    out: dict[tuple[int, int], TwoWayDifference] = {}
+    groups: dict[bytes, list[tuple[PairedKind, int, int]]] = {}
+    for job in jobs:
+        groups.setdefault((scored[job[1]] & scored[job[2]]).tobytes(), []).append(job)
+    out: dict[tuple[PairedKind, int, int], TwoWayDifference] = {}
     for group in groups.values():
-        a0, b0 = group[0]
+        _, a0, b0 = group[0]
         table, labels, positions = _subset(data, scored[a0] & scored[b0])
         if table is None or len(positions) == 0:
             continue
-        rows = sorted({row for job in group for row in job})
-        orders = {row: ScoreOrder.of(data.oriented[row][positions]) for row in rows}
-        parts: dict[int, list[FloatArray]] = {row: [] for row in rows}
-        for block in resampler.replicates(table, labels, volunteers=True):
-            for row in rows:
-                parts[row].append(auc_only(orders[row], block))
-        aucs = {row: np.concatenate(values) for row, values in parts.items()}
-        for a, b in group:
-            out[(a, b)] = TwoWayDifference(
-                percentile(aucs[a] - aucs[b], confidence), len(positions), table.volunteers, resamples
+        values = _paired_values(data, group, resampler, table, labels, positions)
+        for kind, a, b in group:
+            out[(kind, a, b)] = TwoWayDifference(
+                percentile(values[(kind, a)] - values[(kind, b)], confidence),
+                len(positions),
+                table.volunteers,
+                resamples,
             )
     return out
+
+
+def _paired_values(
+    data: RaterInput,
+    group: Sequence[tuple[PairedKind, int, int]],
+    resampler: TwoWayResampler,
+    table: JudgementTable,
+    labels: tuple[NDArray[np.int8], FloatArray],
+    positions: IntArray,
+) -> dict[tuple[PairedKind, int], FloatArray]:
+    """Per (statistic, row): its value in every replicate on these pairs."""
+    wanted = sorted({(kind, row) for kind, a, b in group for row in (a, b)})
+    rows = sorted({row for _, row in wanted})
+    orders = {row: ScoreOrder.of(data.oriented[row][positions]) for row in rows}
+    correlated = sorted({row for kind, row in wanted if kind in ("pearson", "spearman")})
+    columns = PearsonColumns.of(data.oriented[correlated][:, positions], [orders[row] for row in correlated])
+    column_of = {row: index for index, row in enumerate(correlated)}
+    calls = {
+        row: np.nan_to_num(data.natural[row][positions])
+        for kind, row in wanted
+        if kind == "accuracy_natural" and data.natural is not None
+    }
+    parts: dict[tuple[PairedKind, int], list[FloatArray]] = {key: [] for key in wanted}
+    for block in resampler.replicates(table, labels, volunteers=True):
+        pearson, total = pearson_sums(columns, block) if correlated else (np.zeros(0), np.zeros(0))
+        labelled = (block.positive + block.negative).sum(axis=1)
+        for kind, row in wanted:
+            if kind == "auc":
+                value = auc_only(orders[row], block)
+            elif kind == "accuracy_natural":
+                call = calls[row]
+                correct = block.positive @ call + block.negative @ (1.0 - call)
+                with np.errstate(divide="ignore", invalid="ignore"):
+                    value = np.where(labelled > 0, correct / labelled, np.nan)
+            elif kind == "pearson":
+                value = pearson[:, column_of[row]]
+            else:
+                index = column_of[row]
+                value = spearman(orders[row], block, columns.scored[:, index], total[:, index])
+            parts[(kind, row)].append(value)
+    return {key: np.concatenate(value) for key, value in parts.items()}
 
 
 class VolunteerRelabeller:

@@ -30,7 +30,7 @@ def _interval_cell(value: list[float] | None) -> Cell:
 
 
 def _two_way_cell(test: PairedTest) -> Cell:
-    """The two-way interval of a Delta AUC, its volunteers in the note (why none, where none)."""
+    """The two-way interval of a paired difference, its volunteers in the note (why none, where none)."""
     if test.interval_two_way is None:
         return Cell(DASH, note=test.two_way_reason or "")
     cell = _interval(test.interval_two_way)
@@ -125,8 +125,10 @@ def paired_table(meta: MetaEvaluation, names: dict[int, str]) -> Table:
         "Paired comparisons",
         "A - B on the pairs both scored; permutation (PERM-BOTH), bootstrap, jackknife (Kendall), Williams "
         f"(Pearson) and DeLong (ROC AUC) p-values; {correction}-adjusted p per statistic; 95% interval of the "
-        "difference (pairs only); for ROC AUC with the volunteers' labels also the two-way bootstrap interval, "
-        f"pairs and volunteers resampled. {meta.two_way_note}",
+        "difference (pairs only); with the volunteers' labels also the two-way bootstrap interval, pairs and "
+        "volunteers resampled, the same draws for both metrics (ROC AUC, accuracy at the natural threshold, "
+        "Pearson, Spearman; the cross-validated accuracy and Kendall say in the cell's note why they have none). "
+        f"{meta.two_way_note}",
         ["Metrics", "Statistic"],
         [
             "Pairs",
