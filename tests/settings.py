@@ -26,9 +26,11 @@ from paraeval.settings import *  # noqa: E402, F403
 # is exercised by its own test (tests/test_api_schema.py runs collectstatic).
 STORAGES = {**STORAGES, "staticfiles": {"BACKEND": "django.contrib.staticfiles.storage.StaticFilesStorage"}}  # noqa: F405
 
-# The rate limits' counters are files shared by every process of one data folder. The fast lane's
-# processes (pytest-xdist) each have their own database, so two of them can hold a user with the
-# same id: one's API calls would count against the other's throttle test. One folder per process.
+# The rate limits' counters and the kept analyses are files shared by every process of one data
+# folder. The fast lane's processes (pytest-xdist) each have their own database, so two of them can
+# hold a user or a campaign with the same id: one's API calls would count against the other's
+# throttle test, and one's analysis could be read (or cleared) by the other. One folder per process.
 _WORKER = os.environ.get("PYTEST_XDIST_WORKER")
-if _WORKER and CACHES["limits"]["BACKEND"] == "paraeval.cache.SharedFileCache":  # noqa: F405
-    CACHES["limits"] = {**CACHES["limits"], "LOCATION": str(LIMITS_CACHE_DIR / _WORKER)}  # noqa: F405
+for _name in ("limits", "analyses"):
+    if _WORKER and CACHES[_name]["BACKEND"] == "paraeval.cache.SharedFileCache":  # noqa: F405
+        CACHES[_name] = {**CACHES[_name], "LOCATION": str(Path(str(CACHES[_name]["LOCATION"])) / _WORKER)}  # noqa: F405
