@@ -14,7 +14,7 @@ from django.test import Client
 from django.test.utils import CaptureQueriesContext
 
 from annotate import quality
-from annotate.models import Campaign, Pair
+from annotate.models import Campaign, Judgement, Pair
 from annotate.pseudonyms import volunteer_pseudonym
 from scoring.models import MetricConfig
 from staff.views import volunteers as volunteers_view
@@ -278,3 +278,19 @@ def test_the_export_reads_the_kept_quality_pass(staff_client: Client, monkeypatc
     body = download(staff_client, "/staff/export/exports/?level=pairs&format=csv")
     assert len(calls) == 1
     assert body == export_text(campaign, "pairs", "csv")
+
+
+def test_an_edited_answer_shows_in_the_next_export(staff_client: Client) -> None:
+    """An edit adds no row (the change stamp stays): the campaign's change counter tells the kept
+    verdicts, so the export does not name a volunteer excluded for answers they no longer gave."""
+    campaign = make_campaign(slug="edited", exclude_failed_checks=None, exclude_same_answer_share=0.9)
+    volunteer = make_volunteer(campaign)
+    judgements = [make_judgement(pair=make_pair(campaign), volunteer=volunteer, label=LABELS[0]) for _ in range(6)]
+    url = "/staff/export/edited/?level=judgements&format=csv"
+    _, rows = read_csv(download(staff_client, url))
+    assert {row["excluded"] for row in rows} == {"1"}  # one answer for all six pairs: flagged
+    Judgement.objects.filter(pk=judgements[0].pk).update(label=LABELS[1])  # as the admin edits it
+    body = download(staff_client, url)
+    assert body == export_text(campaign, "judgements", "csv")
+    _, rows = read_csv(body)
+    assert {row["excluded"] for row in rows} == {"0"}
