@@ -14,7 +14,7 @@ from django.test import Client
 from django.test.utils import CaptureQueriesContext
 
 from annotate import quality
-from annotate.models import Campaign, Pair
+from annotate.models import Campaign, Judgement, Pair
 from annotate.pseudonyms import volunteer_pseudonym
 from scoring.models import MetricConfig
 from staff.views import volunteers as volunteers_view
@@ -27,6 +27,7 @@ from tests.builders import (
     make_staff,
     make_volunteer,
 )
+from tests.export_support import export_text, read_csv
 
 pytestmark = pytest.mark.django_db
 
@@ -170,6 +171,7 @@ def spy(monkeypatch: pytest.MonkeyPatch) -> list[int]:
     # Wherever it is called from: through the kept verdicts or straight from annotate.quality.
     monkeypatch.setattr("scoring.reports.verdicts.campaign_quality", counted)
     monkeypatch.setattr("annotate.quality.campaign_quality", counted)
+    monkeypatch.setattr("annotate.exports.formatters.campaign_quality", counted)
     return calls
 
 
@@ -245,3 +247,50 @@ def test_a_staff_override_shows_at_once_on_the_kept_verdicts(staff_client: Clien
     assert "<strong>excluded</strong>: excluded by staff: bot" in page
     one = staff_client.get(f"/staff/campaigns/override/pairs/{pair.pk}/").content.decode()
     assert '<td data-label="Excluded:">excluded</td>' in one
+
+
+def download(client: Client, url: str) -> str:
+    response = client.get(url)
+    assert response.status_code == 200, url
+    return b"".join(response.streaming_content).decode("utf-8")  # type: ignore[attr-defined]
+
+
+def test_the_export_reads_the_kept_quality_pass(staff_client: Client, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Who is excluded comes from the verdicts the volunteers page keeps, not from a pass over
+    every judgement on each download; the rows are those of the command (which makes its own)."""
+    campaign, pair = build("exports", pairs=4, volunteers=3, configs=[make_metric_config("lev", label="lev")])
+    calls = spy(monkeypatch)
+    assert staff_client.get("/staff/campaigns/exports/volunteers/").status_code == 200
+    downloads = {
+        ("pairs", "csv"): download(staff_client, "/staff/export/exports/?level=pairs&format=csv"),
+        ("judgements", "jsonl"): download(staff_client, "/staff/export/exports/?level=judgements&format=jsonl"),
+        ("judgements", "csv"): download(staff_client, "/api/campaigns/exports/export/?level=judgements"),
+    }
+    assert calls == [campaign.pk]  # the volunteers page's pass, and none for the three downloads
+    for (level, extension), body in downloads.items():
+        assert body == export_text(campaign, level, extension), (level, extension)
+    # The first volunteer is excluded by staff: one answer of theirs left out of every pair.
+    _, rows = read_csv(downloads["pairs", "csv"])
+    assert [row["excluded_judgements"] for row in rows] == ["1"] * 4
+    # A new judgement changes the change stamp: the next download makes one pass and sees it.
+    calls.clear()
+    make_judgement(pair=pair, volunteer=make_volunteer(campaign), label=LABELS[0])
+    body = download(staff_client, "/staff/export/exports/?level=pairs&format=csv")
+    assert len(calls) == 1
+    assert body == export_text(campaign, "pairs", "csv")
+
+
+def test_an_edited_answer_shows_in_the_next_export(staff_client: Client) -> None:
+    """An edit adds no row (the change stamp stays): the campaign's change counter tells the kept
+    verdicts, so the export does not name a volunteer excluded for answers they no longer gave."""
+    campaign = make_campaign(slug="edited", exclude_failed_checks=None, exclude_same_answer_share=0.9)
+    volunteer = make_volunteer(campaign)
+    judgements = [make_judgement(pair=make_pair(campaign), volunteer=volunteer, label=LABELS[0]) for _ in range(6)]
+    url = "/staff/export/edited/?level=judgements&format=csv"
+    _, rows = read_csv(download(staff_client, url))
+    assert {row["excluded"] for row in rows} == {"1"}  # one answer for all six pairs: flagged
+    Judgement.objects.filter(pk=judgements[0].pk).update(label=LABELS[1])  # as the admin edits it
+    body = download(staff_client, url)
+    assert body == export_text(campaign, "judgements", "csv")
+    _, rows = read_csv(body)
+    assert {row["excluded"] for row in rows} == {"0"}

@@ -29,7 +29,7 @@ from annotate.exports.scores import score_source
 from annotate.labels import LABEL_ORDER, Label, is_paraphrase
 from annotate.models import Campaign, Judgement, Pair
 from annotate.pseudonyms import volunteer_pseudonym
-from annotate.quality import campaign_quality, excluded_volunteer_ids
+from annotate.quality import VolunteerQuality, campaign_quality
 
 Row = dict[str, Any]
 
@@ -111,17 +111,27 @@ def _finite(value: float | None) -> float | None:
     return value
 
 
+def _verdicts(campaign: Campaign, verdicts: Sequence[VolunteerQuality] | None) -> Sequence[VolunteerQuality]:
+    """The caller's quality verdicts of ``campaign``, or a fresh quality pass (two passes over its
+    judgements) when it has none."""
+    return campaign_quality(campaign) if verdicts is None else verdicts
+
+
 # --- Judgement level -------------------------------------------------------------------------
 
 
-def judgement_rows(campaign: Campaign, *, chunk_size: int = DEFAULT_CHUNK_SIZE) -> Iterator[Row]:
+def judgement_rows(
+    campaign: Campaign, *, chunk_size: int = DEFAULT_CHUNK_SIZE, verdicts: Sequence[VolunteerQuality] | None = None
+) -> Iterator[Row]:
     """One row per corpus judgement of ``campaign`` (no training, no check), in the order stored.
 
     The volunteer appears as a pseudonym (:func:`volunteer_pseudonym`), never as the token; a
     crowd-platform participant id likewise. ``excluded`` and ``exclusion_reason`` say whether
-    the campaign's exclusion rule (or staff) leaves the volunteer out (:mod:`annotate.quality`).
+    the campaign's exclusion rule (or staff) leaves the volunteer out (:mod:`annotate.quality`):
+    from ``verdicts`` when the caller has them (the staff page and the API pass the ones kept
+    under the change stamp), else from a quality pass over the campaign.
     """
-    verdicts = {verdict.volunteer_id: verdict for verdict in campaign_quality(campaign)}
+    by_volunteer = {verdict.volunteer_id: verdict for verdict in _verdicts(campaign, verdicts)}
     judgements = (
         Judgement.objects.filter(pair__campaign=campaign, is_training=False, is_check=False)
         .filter(pair__is_training=False, pair__is_check=False)
@@ -165,7 +175,7 @@ def judgement_rows(campaign: Campaign, *, chunk_size: int = DEFAULT_CHUNK_SIZE) 
         pseudonym = pseudonyms.get(volunteer_id)
         if pseudonym is None:
             pseudonym = pseudonyms[volunteer_id] = volunteer_pseudonym(token)
-        verdict = verdicts.get(volunteer_id)
+        verdict = by_volunteer.get(volunteer_id)
         yield {
             "campaign": campaign.slug,
             "judgement_id": judgement_id,
@@ -290,7 +300,11 @@ def _summary(counts: tuple[int, ...]) -> PairVerdict:
 
 
 def pair_rows(
-    campaign: Campaign, metrics: Sequence[MetricColumn], *, chunk_size: int = DEFAULT_CHUNK_SIZE
+    campaign: Campaign,
+    metrics: Sequence[MetricColumn],
+    *,
+    chunk_size: int = DEFAULT_CHUNK_SIZE,
+    verdicts: Sequence[VolunteerQuality] | None = None,
 ) -> Iterator[Row]:
     """One row per non-training pair of ``campaign`` (by id), judged or not.
 
@@ -298,7 +312,8 @@ def pair_rows(
     non-training judgements through :func:`annotate.aggregation.verdict`, leaving out the
     volunteers the campaign's exclusion rule (or staff) exclude (:mod:`annotate.quality`);
     ``excluded_judgements`` says how many answers that left out (they stay in the
-    judgement-level export, marked ``excluded``). A metric column holds
+    judgement-level export, marked ``excluded``; who is excluded comes from ``verdicts`` as in
+    :func:`judgement_rows`). A metric column holds
     the score, or is empty when the score is missing (not computed yet) or failed; the failed
     configurations of the pair are listed in ``failed_scores``.
     """
@@ -309,7 +324,7 @@ def pair_rows(
         .order_by("id")
         .values_list("id", "external_id", "origin", "system", "source", "hypothesis", "gold_label", "gold_score")
     )
-    excluded = sorted(excluded_volunteer_ids(campaign))
+    excluded = sorted(verdict.volunteer_id for verdict in _verdicts(campaign, verdicts) if verdict.excluded)
     no_judgements: dict[str, int] = {}
     for chunk in by_id_chunks(pairs, chunk_size):
         first, last = chunk[0][0], chunk[-1][0]

@@ -19,6 +19,7 @@ from annotate.exports.formatters import (
 )
 from annotate.exports.writers import write_csv, write_jsonl
 from annotate.models import Campaign
+from annotate.quality import VolunteerQuality
 
 
 class Level(StrEnum):
@@ -73,22 +74,29 @@ class Export:
 
 
 def build_export(
-    campaign: Campaign, level: Level | str, format: Format | str, *, chunk_size: int = DEFAULT_CHUNK_SIZE
+    campaign: Campaign,
+    level: Level | str,
+    format: Format | str,
+    *,
+    chunk_size: int = DEFAULT_CHUNK_SIZE,
+    verdicts: Sequence[VolunteerQuality] | None = None,
 ) -> Export:
     """Prepare the export of ``campaign`` at ``level`` in ``format``.
 
     Only the metric columns are queried now (so a bad request fails before anything is sent);
     pairs and judgements are read in chunks of ``chunk_size`` while :meth:`Export.chunks` runs.
+    ``verdicts`` are the campaign's quality verdicts (:func:`annotate.quality.campaign_quality`)
+    when the caller keeps them; without them the export makes its own pass over the judgements.
     """
     level = Level(level)
     format = Format(format)
     if level is Level.PAIRS:
         metrics = metric_columns(campaign)
         columns = pair_columns(metrics)
-        rows = pair_rows(campaign, metrics, chunk_size=chunk_size)
+        rows = pair_rows(campaign, metrics, chunk_size=chunk_size, verdicts=verdicts)
     else:
         columns = JUDGEMENT_COLUMNS
-        rows = judgement_rows(campaign, chunk_size=chunk_size)
+        rows = judgement_rows(campaign, chunk_size=chunk_size, verdicts=verdicts)
     return Export(campaign=campaign, level=level, format=format, columns=columns, rows=rows, created_at=timezone.now())
 
 

@@ -26,6 +26,7 @@ from numpy.typing import NDArray
 
 from annotate.models import Campaign, Judgement, Volunteer
 from annotate.quality import VolunteerQuality, campaign_quality
+from annotate.tallies import changes
 from scoring.analysis.labels import LABEL_CODES, volunteer_labels
 from scoring.reports.dataset import FULL_CHECK_SECONDS, change_stamp
 from scoring.reports.state import verdicts_key
@@ -84,9 +85,12 @@ def _volunteers_state(campaign: Campaign) -> tuple[Any, ...]:
 
 def volunteer_verdicts(campaign: Campaign) -> list[VolunteerQuality]:
     """:func:`annotate.quality.campaign_quality`, computed once per change of the campaign's data
-    (its judgements, through the change stamp; its rule; its volunteers' overrides and ends)."""
+    (its judgements, through the change stamp and the campaign's change counter, which also sees a
+    judgement deleted or edited; its rule; its volunteers' overrides and ends). The exports read
+    who is excluded from here, so an edit shows in the next download, not up to a minute later."""
     rule = (campaign.exclude_failed_checks, campaign.exclude_median_seconds, campaign.exclude_same_answer_share)
-    return kept(campaign.pk, "quality", lambda: campaign_quality(campaign), (rule, _volunteers_state(campaign)))
+    state = (rule, _volunteers_state(campaign), changes(campaign.pk).count)
+    return kept(campaign.pk, "quality", lambda: campaign_quality(campaign), state)
 
 
 def excluded_ids(campaign: Campaign) -> set[int]:
