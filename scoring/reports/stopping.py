@@ -186,6 +186,23 @@ def _percent(value: float) -> str:
     return f"{value * 100:g}"
 
 
+def _recorded(rule: StoppingRule) -> tuple[sequential.State | None, str]:
+    """The settled state the record keeps (None before it settled) and the line saying when."""
+    if rule.settled_at is None or rule.settled_difference is None:
+        return None, ""
+    state = sequential.State(
+        rule.settled_pairs or 0,
+        rule.settled_judgements or 0,
+        rule.settled_difference,
+        rule.settled_low,
+        rule.settled_high,
+    )
+    record = f"Recorded {timezone.localtime(rule.settled_at):%Y-%m-%d %H:%M}."
+    if rule.closed_at is not None:
+        record += f" {rule.reason}"
+    return state, record
+
+
 def words(rule: StoppingRule, verdict: sequential.Verdict) -> Line:
     """The dashboard's sentences (exact words; the tests read them)."""
     confidence = _percent(1 - rule.alpha)
@@ -193,20 +210,9 @@ def words(rule: StoppingRule, verdict: sequential.Verdict) -> Line:
     if rule.method == sequential.GROUP_SEQUENTIAL:
         return _group_sequential_words(rule, verdict, a, b)
     why = WHY_SAFE.format(confidence=confidence, alpha=_percent(rule.alpha))
-    record = ""
-    if rule.settled_at is not None and rule.settled_difference is not None:
-        state = sequential.State(
-            rule.settled_pairs or 0,
-            rule.settled_judgements or 0,
-            rule.settled_difference,
-            rule.settled_low,
-            rule.settled_high,
-        )
-        text = _settled_text(a, b, state, confidence, rule.statistic)
-        record = f"Recorded {timezone.localtime(rule.settled_at):%Y-%m-%d %H:%M}."
-        if rule.closed_at is not None:
-            record += f" {rule.reason}"
-        return Line(True, text, why, record)
+    recorded, record = _recorded(rule)
+    if recorded is not None:
+        return Line(True, _settled_text(a, b, recorded, confidence, rule.statistic), why, record)
     if verdict.settled is not None:
         return Line(True, _settled_text(a, b, verdict.settled, confidence, rule.statistic), why, record)
     current = verdict.current
@@ -228,19 +234,8 @@ def _group_sequential_words(rule: StoppingRule, verdict: sequential.Verdict, a: 
     why = WHY_SAFE_LOOKS.format(
         looks=len(plan.looks), counts=", ".join(map(str, plan.looks)), alpha=_percent(rule.alpha)
     )
-    record = ""
-    state: sequential.State | None = verdict.settled
-    if rule.settled_at is not None and rule.settled_difference is not None:
-        state = sequential.State(
-            rule.settled_pairs or 0,
-            rule.settled_judgements or 0,
-            rule.settled_difference,
-            rule.settled_low,
-            rule.settled_high,
-        )
-        record = f"Recorded {timezone.localtime(rule.settled_at):%Y-%m-%d %H:%M}."
-        if rule.closed_at is not None:
-            record += f" {rule.reason}"
+    recorded, record = _recorded(rule)
+    state = recorded if recorded is not None else verdict.settled
     if state is not None:
         return Line(True, _settled_looks_text(a, b, state, plan, rule.statistic), why, record)
     current = verdict.current
