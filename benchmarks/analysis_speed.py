@@ -47,6 +47,7 @@ import time
 import tracemalloc
 from collections.abc import Callable
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 
@@ -321,9 +322,11 @@ def main() -> None:
         database_timings(data, args.repeats)
 
 
-def two_way_ratio(data: AnalysisInput, repeats: int) -> None:
-    """The pairs-only intervals (accuracy, AUC, EER) against the two-way ones (the same three plus
-    Pearson and Spearman, and the correlations' pairs-only intervals), same resamples, same run."""
+def _interval_inputs(
+    data: AnalysisInput,
+) -> tuple[ReportOptions, list[tuple[str, Any]], list[Any], Resampler, RaterInput]:
+    """What both interval timings share: the options, the subsets, the pairs-only bootstrap's jobs
+    (each metric's labelled ranks per subset), its resampler and the two-way bootstrap's input."""
     options = ReportOptions()
     labels = volunteer_labels(len(data.pair_ids), data.judgements.pair_index, data.judgements.code)
     oriented = np.array([row if m.higher_is_closer else -row for m, row in zip(data.metrics, data.scores, strict=True)])
@@ -335,7 +338,6 @@ def two_way_ratio(data: AnalysisInput, repeats: int) -> None:
             valid = labelled & np.isfinite(oriented[index])
             jobs.append((rank(oriented[index][valid], labels.binary[valid] == 1), int(np.count_nonzero(labelled))))
     resampler = Resampler(options.resamples, options.seed)
-    pairs_only = best_of(repeats, lambda: bootstrap_many(jobs, resampler))
     rater_input = RaterInput(
         data.judgements.pair_index,
         data.judgements.volunteer,
@@ -343,6 +345,14 @@ def two_way_ratio(data: AnalysisInput, repeats: int) -> None:
         [m.id for m in data.metrics],
         oriented,
     )
+    return options, groups, jobs, resampler, rater_input
+
+
+def two_way_ratio(data: AnalysisInput, repeats: int) -> None:
+    """The pairs-only intervals (accuracy, AUC, EER) against the two-way ones (the same three plus
+    Pearson and Spearman, and the correlations' pairs-only intervals), same resamples, same run."""
+    options, groups, jobs, resampler, rater_input = _interval_inputs(data)
+    pairs_only = best_of(repeats, lambda: bootstrap_many(jobs, resampler))
     two_way = best_of(repeats, lambda: rater_intervals(rater_input, groups, options.resamples, options.seed))
     print(f"intervals alone, pairs only ({options.resamples} resamples)    {pairs_only:8.3f} s   1.0x")
     print(f"intervals alone, pairs and volunteers (two-way) {two_way:8.3f} s {two_way / pairs_only:6.1f}x")
@@ -352,24 +362,7 @@ def two_way_only(data: AnalysisInput, repeats: int) -> None:
     """The two-way intervals against the pairs-only ones in CPU time, the runs interleaved and the
     best of each kept (a machine shared with other work slows both alike), and the paired Delta AUC
     of every two metrics under the two-way draws (and their Pearson and Spearman differences)."""
-    options = ReportOptions()
-    labels = volunteer_labels(len(data.pair_ids), data.judgements.pair_index, data.judgements.code)
-    oriented = np.array([row if m.higher_is_closer else -row for m, row in zip(data.metrics, data.scores, strict=True)])
-    groups = [(group.key, group.mask) for group in subsets(data.origins)]
-    jobs = []
-    for index in range(len(data.metrics)):
-        for _, mask in groups:
-            labelled = mask & labels.labelled
-            valid = labelled & np.isfinite(oriented[index])
-            jobs.append((rank(oriented[index][valid], labels.binary[valid] == 1), int(np.count_nonzero(labelled))))
-    resampler = Resampler(options.resamples, options.seed)
-    rater_input = RaterInput(
-        data.judgements.pair_index,
-        data.judgements.volunteer,
-        data.judgements.code,
-        [m.id for m in data.metrics],
-        oriented,
-    )
+    options, groups, jobs, resampler, rater_input = _interval_inputs(data)
     metric_pairs = [(a, b) for a in range(len(data.metrics)) for b in range(a + 1, len(data.metrics))]
     runs: dict[str, Callable[[], object]] = {
         "pairs only: accuracy, AUC, EER": lambda: bootstrap_many(jobs, resampler),
