@@ -275,7 +275,10 @@ def test_the_dashboard_shows_the_line_live(client, django_capture_on_commit_call
         assert tasks.check_settled(campaign.pk)
     again = client.get(url, HTTP_IF_NONE_MATCH=etag)
     assert again.status_code == 200
-    assert again.json()["stopping"]["record"].startswith("Recorded ")
+    rule.refresh_from_db()
+    # The exact line: when (local time, to the minute); the rule does not close this campaign.
+    assert rule.settled_at is not None and rule.closed_at is None
+    assert again.json()["stopping"]["record"] == f"Recorded {timezone.localtime(rule.settled_at):%Y-%m-%d %H:%M}."
 
 
 def test_a_judgement_queues_one_delayed_check_while_a_rule_waits(monkeypatch):
