@@ -63,7 +63,16 @@ from django.db import connection, transaction
 from django.db.models import Count, Exists, OuterRef, Q, QuerySet
 from django.utils import timezone
 
-from annotate.models import Assignment, Campaign, Judgement, Pair, Volunteer, parse_positions
+from annotate.models import (
+    Assignment,
+    Campaign,
+    CampaignTally,
+    JudgedPairsTally,
+    Judgement,
+    Pair,
+    Volunteer,
+    parse_positions,
+)
 
 
 class EndReason(StrEnum):
@@ -559,12 +568,54 @@ class Places:
         return self.needed == 0
 
 
+# PostgreSQL: what the pairs still need from the kept tallies (corpus pairs, and pairs with at least
+# 1 .. target judgements: Σ min(judgement_count, target)), and what the active reservations hold
+# (the few unanswered assignments not expired yet, through their index), capped per pair at
+# what the pair still needs. Read in one statement, whatever the campaign's size.
+_PLACES_KEPT = """
+SELECT %s * COALESCE((SELECT SUM(t.pairs) FROM {tally} t WHERE t.campaign_id = %s), 0)
+       - COALESCE((SELECT SUM(l.pairs) FROM {levels} l WHERE l.campaign_id = %s AND l.level <= %s), 0),
+       COALESCE((
+         SELECT SUM(LEAST(%s - p.judgement_count, h.n)) FROM (
+           SELECT held.pair_id, COUNT(*) AS n FROM {assignment} held
+           WHERE held.answered_at IS NULL AND held.expires_at > %s AND NOT ({yielding_any})
+           GROUP BY held.pair_id
+         ) h JOIN {pair} p ON p.id = h.pair_id
+         WHERE p.campaign_id = %s AND NOT p.is_training AND NOT p.is_check AND p.judgement_count < %s
+       ), 0)"""
+
+
 def places(campaign: Campaign, *, now: datetime | None = None) -> Places:
     """Judgements still needed by the campaign's pairs and those nobody holds now (one statement).
 
-    It walks the pairs that still need judges (the allocation index), so a complete campaign
-    costs nothing and an almost complete one little.
+    On PostgreSQL the needed judgements come from the tallies the database keeps
+    (:class:`~annotate.models.CampaignTally`, :class:`~annotate.models.JudgedPairsTally`) and the
+    held ones from the active reservations: the cost does not grow with the campaign. SQLite
+    (the embedded database, small campaigns) walks the pairs that still need judges:
+    :func:`places_by_scan`, the same figures.
     """
+    if connection.vendor != "postgresql":
+        return places_by_scan(campaign, now=now)
+    now = now or timezone.now()
+    quote = connection.ops.quote_name
+    tables = {
+        **_tables(),
+        "judgement": quote(Judgement._meta.db_table),
+        "tally": quote(CampaignTally._meta.db_table),
+        "levels": quote(JudgedPairsTally._meta.db_table),
+    }
+    sql = _PLACES_KEPT.format(**tables, yielding_any=_YIELDING_ANY.format(**tables))
+    target, pk = campaign.judges_per_pair, campaign.pk
+    moment = connection.ops.adapt_datetimefield_value(now)
+    with connection.cursor() as cursor:
+        cursor.execute(sql, [target, pk, pk, target, target, moment, *_yield_params(now), pk, target])
+        needed, held = cursor.fetchone()
+    return Places(needed=int(needed), free=int(needed) - int(held))
+
+
+def places_by_scan(campaign: Campaign, *, now: datetime | None = None) -> Places:
+    """:func:`places` by walking the pairs that still need judges (the allocation index): what
+    SQLite runs, and what the tests hold the kept tallies to."""
     now = now or timezone.now()
     tables = {**_tables(), "judgement": connection.ops.quote_name(Judgement._meta.db_table)}
     greatest = "GREATEST" if connection.vendor == "postgresql" else "MAX"

@@ -43,7 +43,7 @@ APPS = ("annotate", "scoring")
 # Counters the database keeps by triggers from the rows themselves (``annotate.tallies``,
 # ``scoring.tallies``): a restore's inserts fire the same triggers, so the counts come back
 # exact without being copied; copying them too would count every row twice.
-DERIVED = frozenset({"annotate.campaigntally", "scoring.scoretally"})
+DERIVED = frozenset({"annotate.campaigntally", "annotate.judgedpairstally", "scoring.scoretally"})
 BATCH = 2000
 
 

@@ -454,6 +454,9 @@ class Assignment(models.Model):
                 condition=Q(answered_at__isnull=True),
                 name="assignment_open_pair_idx",
             ),
+            # Every active reservation (not expired yet): a campaign's held places are read
+            # from these few rows, not from its pairs.
+            models.Index(fields=["expires_at"], condition=Q(answered_at__isnull=True), name="assignment_active_idx"),
         ]
 
     def __str__(self) -> str:
@@ -611,3 +614,33 @@ class CampaignTally(models.Model):
 
     def __str__(self) -> str:
         return f"{self.campaign_id}/{self.stripe}: {self.pairs} pairs, {self.judgements} judgements"
+
+
+class JudgedPairsTally(models.Model):
+    """How many corpus pairs of a campaign have at least ``level`` judgements, per stripe: kept by
+    PostgreSQL triggers on the pairs table (migration ``judged_pairs_tallies_kept_by_triggers``).
+
+    The judgements a campaign still needs are ``judges_per_pair * pairs - Σ min(judgement_count,
+    judges_per_pair)``, and that sum is the number of pairs at level 1, 2, … up to the target:
+    :func:`annotate.allocation.places` reads it from these rows instead of walking every pair
+    that lacks judges. Counting per level keeps the rows exact whatever the target (staff may
+    change ``judges_per_pair`` at any time) and whoever writes ``Pair.judgement_count`` (the
+    answer's signal, a recount, a test, raw SQL). A pair counts in the stripe of its id modulo
+    :attr:`STRIPES`, so two answers on different pairs seldom wait on one row. One stripe alone
+    means nothing; on SQLite the table stays empty (the embedded database counts the pairs).
+    """
+
+    STRIPES = 16  # the migration's triggers write stripes 0 .. STRIPES - 1
+
+    campaign = models.ForeignKey(Campaign, on_delete=models.CASCADE, related_name="judged_tallies")
+    stripe = models.SmallIntegerField(help_text="The pair's id modulo STRIPES.")
+    level = models.IntegerField(help_text="A number of judgements (1 or more).")
+    pairs = models.BigIntegerField(default=0, help_text="Corpus pairs with at least `level` judgements.")
+
+    class Meta:
+        constraints = [
+            models.UniqueConstraint(fields=["campaign", "stripe", "level"], name="one_judged_tally_per_level")
+        ]
+
+    def __str__(self) -> str:
+        return f"{self.campaign_id}/{self.stripe}: {self.pairs} pairs with {self.level}+ judgements"
