@@ -593,7 +593,10 @@ class CampaignTally(models.Model):
     ``campaign_change_counters``): it only grows, so its sum is the dashboard's fingerprint. A
     stripe alone means nothing (one may even be negative); the campaign's count is the
     sum of its stripes, which :mod:`annotate.tallies` reads (and counts again, for the tests that
-    hold the triggers to COUNT(*)).
+    hold the triggers to COUNT(*)). On PostgreSQL one statement-level trigger per table and event
+    writes both the counts and the change counter, each stripe once and in (campaign, stripe)
+    order (migration ``campaign_tallies_one_trigger_per_statement``): concurrent bulk writes queue
+    instead of deadlocking.
     """
 
     STRIPES = 16  # the migration's triggers write stripes 0 .. STRIPES - 1
