@@ -27,7 +27,12 @@ Not a test: a script that prints figures. In this process, on a throwaway Postgr
 
 It prints each figure as a ratio to the first size with the same judgements (the volunteer
 target: within 10 % at 1,000,000 pairs; the staff target: 150 ms of web and PostgreSQL CPU per
-page, marked ``!`` when missed). ``--volunteers 0`` measures the staff pages only.
+page, marked ``!`` when missed). ``--volunteers 0`` measures the staff pages only. A later
+size's volunteer visits alternate with visits of the first size's campaign (still there), and
+its ratios are to those: requests made in the same seconds, so that another load on the machine
+(or PostgreSQL's autovacuum after a large build) weighs on both sides alike. After each build
+the process collects and freezes its garbage (``gc.freeze``), so that no collection during a
+visit walks what the build left behind.
 
     .venv/bin/python benchmarks/scale.py --database postgres://postgres@127.0.0.1:5432/bench_scale
     .venv/bin/python benchmarks/scale.py --database … --sizes 2000,100000 --judgements 0
@@ -37,6 +42,7 @@ page, marked ``!`` when missed). ``--volunteers 0`` measures the staff pages onl
 from __future__ import annotations
 
 import argparse
+import gc
 import os
 import re
 import statistics
@@ -439,24 +445,35 @@ def run(sizes: list[int], judgements: list[int], volunteers: int, scores: bool, 
     number = 0
     for others in judgements:
         reference: Figures | None = None
+        first: Any = None
         for size in sizes:
             number += 1
             started = time.perf_counter()
             campaign, judged = build(size, others, scores, number)
             figures = Figures(judgements=judged)
             built = time.perf_counter() - started
+            # What the build left in this process (nothing a web worker would hold) is set aside,
+            # so that no garbage collection during a visit walks it.
+            gc.collect()
+            gc.freeze()
+            beside = Figures(judgements=reference.judgements, staff=reference.staff) if reference else None
             if volunteers:
                 visit(campaign, Figures())  # warm-up visit, not counted
                 for _ in range(volunteers):
                     visit(campaign, figures)
+                    if beside is not None:
+                        # The first campaign again, visit for visit: the ratio compares requests
+                        # made in the same seconds, whatever else this machine is doing meanwhile.
+                        visit(first, beside)
                 with connection.cursor() as cursor:
                     cursor.execute("SET enable_seqscan = off")  # as the planner does on large tables
                 figures.flagged = visit(campaign, None)
             if staff:
                 staff_pages(campaign, figures)
-            report(size, figures, reference)
+            report(size, figures, beside or reference)
             print(f"  (built in {built:.0f} s, measured in {time.perf_counter() - started - built:.0f} s)")
-            reference = reference or figures  # (the campaign stays: later ones have it beside them)
+            if reference is None:  # (the campaign stays: later ones have it beside them)
+                reference, first = figures, campaign
 
 
 def main() -> None:
