@@ -22,7 +22,8 @@ It also times the intervals alone, the pairs-only bootstrap against the two-way 
 volunteers) one of :mod:`scoring.analysis.rater_bootstrap`, and prints their ratio. With
 ``--two-way`` it does only that, in CPU time with the runs interleaved (best of ``--repeats``
 each: robust to a machine shared with other work), and adds the two-way interval of the paired
-Delta AUC, Pearson and Spearman of every two metrics (the meta-evaluation's).
+Delta AUC, Pearson, Spearman, Kendall and cross-validated accuracy of every two metrics (the
+meta-evaluation's).
 
 Every report covers Tables 1-5, AUC, correlations, top-k curves, chart data, agreement and
 the volunteer table, for each corpus and for all pairs. Prints times and ratios; no assertion.
@@ -40,6 +41,7 @@ pays: the version check of an unchanged campaign (one query) and a full ``campai
 from __future__ import annotations
 
 import argparse
+import dataclasses
 import math
 import resource
 import sys
@@ -69,6 +71,7 @@ from scoring.analysis.report import (
     report_intervals,
     subsets,
 )
+from scoring.analysis.thresholds import DEFAULT_FOLDS, cross_validated
 
 
 def synthetic_campaign(pairs: int, metrics: int, judges: int = 3, seed: int = 0) -> AnalysisInput:
@@ -358,12 +361,26 @@ def two_way_ratio(data: AnalysisInput, repeats: int) -> None:
     print(f"intervals alone, pairs and volunteers (two-way) {two_way:8.3f} s {two_way / pairs_only:6.1f}x")
 
 
+def _cv_folds(data: AnalysisInput, oriented: np.ndarray) -> np.ndarray:
+    """Metrics x pairs: the fold of every labelled pair in each metric's cross-validation (-1: none),
+    as the meta-evaluation computes it."""
+    labels = volunteer_labels(len(data.pair_ids), data.judgements.pair_index, data.judgements.code)
+    fold = np.full(oriented.shape, -1, dtype=np.int64)
+    for row, scores in enumerate(oriented):
+        valid = np.flatnonzero(labels.labelled & np.isfinite(scores))
+        result = cross_validated(scores[valid], labels.binary[valid] == 1, DEFAULT_FOLDS, ReportOptions().seed)
+        if result is not None:
+            fold[row, valid] = result.fold
+    return fold
+
+
 def two_way_only(data: AnalysisInput, repeats: int) -> None:
     """The two-way intervals against the pairs-only ones in CPU time, the runs interleaved and the
     best of each kept (a machine shared with other work slows both alike), and the paired Delta AUC
     of every two metrics under the two-way draws (and their Pearson and Spearman differences)."""
     options, groups, jobs, resampler, rater_input = _interval_inputs(data)
     metric_pairs = [(a, b) for a in range(len(data.metrics)) for b in range(a + 1, len(data.metrics))]
+    cv_input = dataclasses.replace(rater_input, cv_fold=_cv_folds(data, rater_input.oriented))
     runs: dict[str, Callable[[], object]] = {
         "pairs only: accuracy, AUC, EER": lambda: bootstrap_many(jobs, resampler),
         "two-way: the same + Pearson, Spearman (+ their pairs-only)": lambda: rater_intervals(
@@ -377,6 +394,12 @@ def two_way_only(data: AnalysisInput, repeats: int) -> None:
             [(kind, a, b) for kind in ("pearson", "spearman") for a, b in metric_pairs],
             options.resamples,
             options.seed,
+        ),
+        f"two-way Delta Kendall tau_b, {len(metric_pairs)} metric pairs": lambda: paired_intervals(
+            rater_input, [("kendall", a, b) for a, b in metric_pairs], options.resamples, options.seed
+        ),
+        f"two-way Delta CV accuracy (refitted), {len(metric_pairs)} metric pairs": lambda: paired_intervals(
+            cv_input, [("accuracy_cv", a, b) for a, b in metric_pairs], options.resamples, options.seed
         ),
     }
     best = dict.fromkeys(runs, math.inf)

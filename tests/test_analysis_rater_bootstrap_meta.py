@@ -14,9 +14,7 @@ from sklearn.metrics import roc_auc_score
 from scoring.analysis.bootstrap import DEFAULT_SEED
 from scoring.analysis.labels import BINARY_OF_CODE, ORDINAL_OF_CODE, volunteer_labels
 from scoring.analysis.rater_bootstrap import (
-    CV_REASON,
     GOLD_REASON,
-    KENDALL_REASON,
     JudgementTable,
     RaterInput,
     TwoWayResampler,
@@ -174,13 +172,10 @@ def test_meta_evaluation_shows_the_two_way_delta_auc_beside_delong() -> None:
     meta = meta_evaluation(data, MetaOptions(resamples=60, seed=2))
     auc = [test for test in meta.paired if test.statistic is Statistic.AUC and test.reason is None]
     assert auc and all(test.interval_two_way is not None and test.two_way_volunteers > 0 for test in auc)
-    for statistic in (Statistic.PEARSON, Statistic.SPEARMAN):
+    for statistic in (Statistic.PEARSON, Statistic.SPEARMAN, Statistic.KENDALL):
         tests = [test for test in meta.paired if test.statistic is statistic and test.reason is None]
         assert tests and all(test.interval_two_way is not None and test.two_way_volunteers > 0 for test in tests)
-    reasons = {Statistic.ACCURACY_CV: CV_REASON, Statistic.KENDALL: KENDALL_REASON}
-    for test in meta.paired:
-        if test.statistic in reasons and test.reason is None:
-            assert test.interval_two_way is None and test.two_way_reason == reasons[test.statistic]
+        assert all(test.two_way_reason is None for test in tests)
     gold_data = make_input(gold=[0, 1, 0, 1, 0, 1], gold_score=[1.0, 4.0, 1.0, 4.0, 2.0, 3.5])
     gold = meta_evaluation(gold_data, MetaOptions(resamples=60, seed=2, reference=Reference.GOLD))
     gold_tested = [test for test in gold.paired if test.reason is None]
@@ -202,12 +197,16 @@ def _spearman(y, graded, x):
     return stats.spearmanr(x, graded).statistic
 
 
+def _kendall(y, graded, x):
+    return stats.kendalltau(x, graded, variant="b").statistic
+
+
 def _natural_accuracy(y, graded, x):
     keep = y >= 0
     return float(np.mean((x[keep] >= NATURAL) == (y[keep] == 1))) if keep.any() else np.nan
 
 
-STATISTICS = {"pearson": _pearson, "spearman": _spearman, "accuracy_natural": _natural_accuracy}
+STATISTICS = {"pearson": _pearson, "spearman": _spearman, "kendall": _kendall, "accuracy_natural": _natural_accuracy}
 
 
 def _natural_calls(scores):
@@ -270,6 +269,223 @@ def test_volunteers_who_are_noise_widen_the_paired_interval(kind) -> None:
     pairs_only = percentile(np.array(differences), 0.95)
     assert pairs_only is not None
     assert two_way[1] - two_way[0] > 1.15 * (pairs_only[1] - pairs_only[0])
+
+
+# --- the cross-validated accuracy: every fold's threshold refitted per replicate --------------------
+
+FOLDS = 4
+
+
+def _folds(labels, scores):
+    """Each pair's fold in the observed cross-validation of every metric (-1: no label)."""
+    from scoring.analysis.thresholds import cross_validated
+
+    fold = np.full(scores.shape, -1, dtype=np.int64)
+    for row in range(len(scores)):
+        valid = np.flatnonzero((labels.binary >= 0) & np.isfinite(scores[row]))
+        result = cross_validated(scores[row][valid], labels.binary[valid] == 1, FOLDS, 3)
+        fold[row, valid] = result.fold
+    return fold
+
+
+def _search_threshold(x, y):
+    """The best-accuracy threshold by trying every score (and none): the highest among ties."""
+    best, chosen = np.count_nonzero(~y), np.inf
+    for t in sorted(set(x.tolist()), reverse=True):
+        correct = np.count_nonzero((x >= t) == y)
+        if correct > best:
+            best, chosen = correct, t
+    return chosen
+
+
+def _cv_accuracy(binary, x, fold, drawn):
+    """Every fold's threshold searched on the other folds' labelled pairs (each once), the calls on
+    the held-out fold; the share of right calls among the drawn labelled pairs."""
+    right = np.zeros(len(x), dtype=bool)
+    for held_out in range(fold.max() + 1):
+        train = (fold != held_out) & (binary >= 0)
+        threshold = _search_threshold(x[train], binary[train] == 1)
+        test = fold == held_out
+        right[test] = (x[test] >= threshold) == (binary[test] == 1)
+    keep = binary[drawn] >= 0
+    return float(np.mean(right[drawn][keep]))
+
+
+def loop_cv(pair, volunteer, code, scores, fold, a, b, resamples, seed):
+    """:func:`loop_delta_auc`'s draws and relabelling, the cross-validated accuracy of each metric
+    refitted on the replicate's labels; a pair with no observed fold gets one from the draw the
+    two-way bootstrap documents."""
+    both = np.isfinite(scores[a]) & np.isfinite(scores[b])
+    graded = {p for p, c in zip(pair.tolist(), code.tolist(), strict=True) if BINARY_OF_CODE[c] >= 0}
+    positions = [p for p in range(scores.shape[1]) if both[p] and p in graded]
+    local = {p: i for i, p in enumerate(positions)}
+    rows = [j for j in range(len(pair)) if pair[j] in local]
+    ids = sorted({int(volunteer[j]) for j in rows})
+    number = {value: index for index, value in enumerate(ids)}
+    folds = {}
+    for m in (a, b):
+        mine = fold[m][positions].copy()
+        outside = mine < 0
+        if outside.any():
+            mine[outside] = np.random.default_rng([seed, len(positions), 41, 2]).integers(0, FOLDS, outside.sum())
+        folds[m] = mine
+    rng = np.random.default_rng([seed, len(positions), len(ids), 41])
+    out = []
+    for _ in range(resamples):
+        drawn_pairs = rng.integers(0, len(positions), size=len(positions))
+        drawn_volunteers = np.bincount(rng.integers(0, len(ids), size=len(ids)), minlength=len(ids))
+        new_pair, new_code = [], []
+        for p in range(len(positions)):
+            mine = [j for j in rows if local[pair[j]] == p]
+            chosen = [code[j] for j in mine for _ in range(drawn_volunteers[number[int(volunteer[j])]])]
+            if not any(BINARY_OF_CODE[c] >= 0 for c in chosen):
+                chosen = [code[j] for j in mine]
+            new_pair += [p] * len(chosen)
+            new_code += chosen
+        binary = volunteer_labels(len(positions), np.array(new_pair), np.array(new_code)).binary
+        values = [_cv_accuracy(binary, scores[m][positions], folds[m], drawn_pairs) for m in (a, b)]
+        out.append(values[0] - values[1])
+    return np.array(out)
+
+
+def test_cv_accuracy_interval_equals_a_loop_with_an_explicit_threshold_search() -> None:
+    pair, volunteer, code, scores = campaign(1)
+    labels = volunteer_labels(scores.shape[1], pair, code)
+    fold = _folds(labels, scores)
+    jobs = [(0, 1), (0, 2), (1, 2)]
+    resamples, seed = 40, 17
+    data = RaterInput(pair, volunteer, code, [1, 2, 3], scores, cv_fold=fold)
+    result = paired_intervals(data, [("accuracy_cv", a, b) for a, b in jobs], resamples, seed)
+    for a, b in jobs:
+        draws = loop_cv(pair, volunteer, code, scores, fold, a, b, resamples, seed)
+        assert result[("accuracy_cv", a, b)].interval == pytest.approx(percentile(draws, 0.95), abs=1e-12)
+
+
+def test_cv_accuracy_with_one_judgement_per_pair_equals_the_pairs_only_bootstrap() -> None:
+    """The labels never change: every refit is the observed cross-validation's, so the two-way
+    interval is the pairs-only one of its calls (the same pair draws)."""
+    from scoring.analysis.thresholds import cross_validated
+
+    pair, volunteer, code, scores = campaign(2, pairs=150, volunteers=40, per_pair=1)
+    scores = scores[:2]
+    labels = volunteer_labels(150, pair, code)
+    fold = _folds(labels, scores)
+    data = RaterInput(pair, volunteer, code, [1, 2], scores, cv_fold=fold)
+    two_way = paired_intervals(data, [("accuracy_cv", 0, 1)], 300, 5)[("accuracy_cv", 0, 1)]
+    right = np.full(scores.shape, np.nan)
+    for row in range(2):
+        valid = np.flatnonzero(labels.binary >= 0)
+        right[row, valid] = cross_validated(scores[row][valid], labels.binary[valid] == 1, FOLDS, 3).correct
+    judged = np.flatnonzero(np.isfinite(labels.graded))
+    volunteers = len(np.unique(volunteer[np.isin(pair, judged)]))
+    differences = []
+    for pair_counts, _ in TwoWayResampler(300, 5).draws(len(judged), volunteers):
+        for counts in pair_counts:
+            drawn = np.repeat(judged, counts.astype(int))
+            drawn = drawn[labels.binary[drawn] >= 0]
+            differences.append(np.mean(right[0][drawn]) - np.mean(right[1][drawn]))
+    assert two_way.interval == pytest.approx(percentile(np.array(differences), 0.95), abs=1e-12)
+
+
+def test_volunteers_who_are_noise_widen_the_cv_accuracy_interval() -> None:
+    pair, volunteer, code, scores = campaign(3, pairs=120, volunteers=8, noise_share=0.5)
+    labels = volunteer_labels(120, pair, code)
+    fold = _folds(labels, scores)
+    data = RaterInput(pair, volunteer, code, [1, 2, 3], scores, cv_fold=fold)
+    two_way = paired_intervals(data, [("accuracy_cv", 0, 2)], 400, 5)[("accuracy_cv", 0, 2)].interval
+    assert two_way is not None
+    judged = np.flatnonzero(np.isfinite(labels.graded) & np.isfinite(scores[2]))
+    right = {}
+    for row in (0, 2):
+        right[row] = np.zeros(len(judged), dtype=bool)
+        mine = np.where(fold[row][judged] < 0, 0, fold[row][judged])
+        binary = labels.binary[judged]
+        for held_out in range(FOLDS):
+            train = (mine != held_out) & (binary >= 0)
+            threshold = _search_threshold(scores[row][judged][train], binary[train] == 1)
+            test = mine == held_out
+            right[row][test] = (scores[row][judged][test] >= threshold) == (binary[test] == 1)
+    differences = []
+    for pair_counts, _ in TwoWayResampler(400, 5).draws(len(judged), 8):
+        for counts in pair_counts:
+            drawn = np.repeat(np.arange(len(judged)), counts.astype(int))
+            drawn = drawn[labels.binary[judged][drawn] >= 0]
+            differences.append(np.mean(right[0][drawn]) - np.mean(right[2][drawn]))
+    pairs_only = percentile(np.array(differences), 0.95)
+    assert pairs_only is not None
+    assert two_way[1] - two_way[0] > 1.15 * (pairs_only[1] - pairs_only[0])
+
+
+def _tiled_input(copies: int):
+    """The report tests' campaign repeated ``copies`` times (scores jittered apart): enough pairs
+    for every paired statistic, the cross-validated accuracy included."""
+    import dataclasses
+
+    from tests.test_analysis_report import make_input
+
+    data = make_input()
+    n = len(data.pair_ids)
+    rng = np.random.default_rng([DEFAULT_SEED, 99])
+    judgements = data.judgements
+    tiled = dataclasses.replace(
+        judgements,
+        **{
+            name: np.concatenate(
+                [getattr(judgements, name) + (n * copy if name == "pair_index" else 0) for copy in range(copies)]
+            )
+            for name in ("pair_index", "volunteer", "code", "answered_at", "response_seconds")
+        },
+    )
+    scores = np.tile(data.scores, copies)
+    scores = scores + rng.normal(0, 0.05, scores.shape)
+    return dataclasses.replace(
+        data,
+        pair_ids=np.arange(10, 10 + n * copies),
+        origins=list(data.origins) * copies,
+        edit_distance=np.tile(data.edit_distance, copies),
+        gold_label=np.tile(data.gold_label, copies),
+        gold_score=np.tile(data.gold_score, copies),
+        judgements=tiled,
+        scores=scores,
+        failed=np.tile(data.failed, copies),
+    )
+
+
+def test_meta_json_and_table_show_the_two_way_cv_accuracy_and_kendall() -> None:
+    """The dashboard's JSON carries the new intervals (not a reason); the table shows them, with
+    the caption's words."""
+    from scoring.analysis.meta import MetaOptions, meta_evaluation
+    from scoring.analysis.plain import to_json
+    from scoring.reports.meta_tables import paired_table
+
+    data = _tiled_input(8)
+    meta = meta_evaluation(data, MetaOptions(resamples=60, seed=2))
+    payload = to_json(meta)["paired"]
+    for statistic in ("accuracy_cv", "kendall"):
+        rows = [row for row in payload if row["statistic"] == statistic and row["reason"] is None]
+        assert rows, statistic
+        for row in rows:
+            assert row["two_way_reason"] is None
+            interval = row["interval_two_way"]
+            assert interval["low"] <= interval["high"] and row["two_way_volunteers"] == 2
+    names = {metric.id: metric.name for metric in data.metrics}
+    table = paired_table(meta, names)
+    assert (
+        "the same draws for both metrics (every statistic; the cross-validated accuracy refits every fold's "
+        "threshold on each replicate's labels, Kendall is recounted on each replicate's human scores)."
+    ) in table.caption
+    for test, row in zip(meta.paired, table.rows, strict=True):
+        if test.statistic.value in ("accuracy_cv", "kendall") and test.reason is None:
+            cell = row.cells[5]
+            assert test.interval_two_way is not None
+            assert cell.text == f"{test.interval_two_way.low:.3f}\u2013{test.interval_two_way.high:.3f}"
+            assert cell.note == "95% bootstrap interval over pairs and 2 volunteers, both resampled"
+
+
+def test_cv_accuracy_needs_the_folds() -> None:
+    pair, volunteer, code, scores = campaign(4)
+    with pytest.raises(ValueError, match="folds of the cross-validation"):
+        paired_intervals(RaterInput(pair, volunteer, code, [1, 2, 3], scores), [("accuracy_cv", 0, 1)], 20, 1)
 
 
 def test_natural_accuracy_needs_the_natural_calls() -> None:

@@ -52,11 +52,11 @@ def test_floor_note_beside_each_matrix(browser_factory, live_server, artifacts_d
 
 
 def test_two_way_intervals_beside_the_pairs_only_ones(browser_factory, live_server, artifacts_dir: Path) -> None:  # type: ignore[no-untyped-def]
-    """The paired ROC AUC (and Spearman) comparisons and SPA show both intervals (Kendall a dash and
-    the reason), with the sentence on when each
-    is the one to quote; screenshots of both sections at desktop and phone sizes."""
+    """The paired ROC AUC (Spearman, Kendall, cross-validated accuracy) comparisons and SPA show both
+    intervals, with the sentence on when each is the one to quote; screenshots of both sections at
+    desktop and phone sizes."""
     from annotate.models import Pair
-    from scoring.analysis.rater_bootstrap import KENDALL_REASON, WHEN_PAIRS_AND_VOLUNTEERS, WHEN_PAIRS_ONLY
+    from scoring.analysis.rater_bootstrap import WHEN_PAIRS_AND_VOLUNTEERS, WHEN_PAIRS_ONLY
 
     cache.clear()
     shared_cache().clear()
@@ -78,15 +78,29 @@ def test_two_way_intervals_beside_the_pairs_only_ones(browser_factory, live_serv
     two_way = [row.find_elements(By.CSS_SELECTOR, "th, td")[6].text for row in rows]
     assert two_way and all(re.fullmatch("-?[0-9.]+\u2013-?[0-9.]+", text) for text in two_way), two_way
     assert sentence in staff.find_element(By.CSS_SELECTOR, "#meta-paired .caption").text
-    # Spearman has its two-way intervals too; Kendall keeps the dash and the caption says why.
-    for statistic, expected in (("spearman", "-?[0-9.]+\u2013-?[0-9.]+"), ("kendall", "\u2013")):
+    # Spearman, Kendall and the cross-validated accuracy have their two-way intervals too.
+    refit = {
+        "spearman": "",
+        "kendall": ", \u03c4_b recounted on each replicate's human scores",
+        "accuracy_cv": ", every fold's threshold refitted on each replicate's labels",
+    }
+    pairs_only = {
+        "spearman": "the paired bootstrap's",
+        "kendall": "the jackknife's",
+        "accuracy_cv": "the paired bootstrap's",
+    }
+    for statistic in ("spearman", "kendall", "accuracy_cv"):
+        expected = "-?[0-9.]+\u2013-?[0-9.]+"
         Select(staff.find_element(By.ID, "meta-statistic")).select_by_value(statistic)
         wait(staff, lambda b, s=statistic: b.find_element(By.ID, "meta-statistic").get_attribute("value") == s)
         rows = staff.find_elements(By.CSS_SELECTOR, "table[data-table=meta-paired] tbody tr")
         cells = [row.find_elements(By.CSS_SELECTOR, "th, td")[6].text for row in rows]
         assert cells and all(re.fullmatch(expected, text) for text in cells), (statistic, cells)
         caption = staff.find_element(By.CSS_SELECTOR, "#meta-paired .caption").text
-        assert (KENDALL_REASON in caption) == (statistic == "kendall"), caption
+        assert caption == (
+            f"95% CI, pairs only: {pairs_only[statistic]} interval of A \u2212 B. Pairs and volunteers: the two-way "
+            f"bootstrap, the same draws of pairs and of volunteers for both metrics{refit[statistic]}. {sentence}"
+        ), caption
         for width, height in ((1366, 768), (390, 844)):
             staff.set_window_size(width, height)
             staff.execute_script("document.getElementById('meta-paired').scrollIntoView()")

@@ -150,13 +150,14 @@
   }
 
   // When to quote which interval: the sentence comes with the meta-evaluation (meta.two_way_note).
-  // Where a statistic has no interval over volunteers (cross-validated accuracy, Kendall, gold labels),
+  // Where a statistic has no interval over volunteers (gold labels),
   // the reason comes with its comparisons (two_way_reason) and replaces the dash's silence.
   function pairedCaption(statistic, tests) {
     const pairsOnly = { auc: "DeLong's interval of A − B", kendall: "the jackknife's interval of A − B" }[statistic] || "the paired bootstrap's interval of A − B";
     const missing = tests.find((t) => t.two_way_reason);
     if (missing && !tests.some((t) => t.interval_two_way)) return "95% CI, pairs only: " + pairsOnly + ". Pairs and volunteers: " + missing.two_way_reason + ". " + meta.two_way_note;
-    return "95% CI, pairs only: " + pairsOnly + ". Pairs and volunteers: the two-way bootstrap, the same draws of pairs and of volunteers for both metrics. " + meta.two_way_note;
+    const refit = { accuracy_cv: ", every fold's threshold refitted on each replicate's labels", kendall: ", τ_b recounted on each replicate's human scores" }[statistic] || "";
+    return "95% CI, pairs only: " + pairsOnly + ". Pairs and volunteers: the two-way bootstrap, the same draws of pairs and of volunteers for both metrics" + refit + ". " + meta.two_way_note;
   }
 
   function spaCaption(s) {

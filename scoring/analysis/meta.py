@@ -41,9 +41,7 @@ from scoring.analysis.paired import (
 )
 from scoring.analysis.plain import to_json
 from scoring.analysis.rater_bootstrap import (
-    CV_REASON,
     GOLD_REASON,
-    KENDALL_REASON,
     JudgementTable,
     PairedKind,
     RaterInput,
@@ -71,8 +69,9 @@ from scoring.analysis.ties import TieStatistics, tie_statistics
 
 # Bump when a change here changes a number of the meta-evaluation (part of its cache key).
 # 4: two-way (pairs and volunteers) intervals of Delta AUC and SPA; 5: also of the paired natural
-# accuracy, Pearson and Spearman (cross-validated accuracy and Kendall: the reason they have none)
-META_VERSION = "5"
+# accuracy, Pearson and Spearman (cross-validated accuracy and Kendall: the reason they have none);
+# 6: of the cross-validated accuracy (thresholds refitted per replicate) and Kendall too
+META_VERSION = "6"
 ALPHA = 0.05
 
 
@@ -210,6 +209,7 @@ def distance_bin_view(data: AnalysisInput, reference: Reference, bins: int = DEF
 
 
 FloatArray = NDArray[np.float64]
+IntArray = NDArray[np.int64]
 
 
 @dataclass(frozen=True)
@@ -222,6 +222,7 @@ class _ThresholdViews:
     natural_correct: FloatArray
     cv_correct: FloatArray
     predictions: FloatArray
+    cv_fold: IntArray  # metrics x pairs: the fold that held a pair out (-1: not cross-validated)
 
 
 def _threshold_views(
@@ -233,6 +234,7 @@ def _threshold_views(
     truth = labels.binary == 1
     natural_correct = np.full((m, n), np.nan)
     cv_correct = np.full((m, n), np.nan)
+    cv_fold = np.full((m, n), -1, dtype=np.int64)
     predictions = np.full((m, n), np.nan)
     thresholds: list[ThresholdRow] = []
     calibrations: list[CalibrationRow] = []
@@ -245,6 +247,7 @@ def _threshold_views(
         cv = cross_validated(scores, classes, options.folds, options.seed)
         if cv is not None:
             cv_correct[i, np.flatnonzero(valid)] = cv.correct
+            cv_fold[i, np.flatnonzero(valid)] = cv.fold
         natural = None
         interval = None
         decided_threshold: float | None = None
@@ -290,7 +293,7 @@ def _threshold_views(
             )
         )
 
-    return _ThresholdViews(thresholds, calibrations, natural_correct, cv_correct, predictions)
+    return _ThresholdViews(thresholds, calibrations, natural_correct, cv_correct, predictions, cv_fold)
 
 
 def _systems_view(
@@ -386,7 +389,7 @@ def meta_evaluation(data: AnalysisInput, options: MetaOptions | None = None) -> 
             permutation_resamples=options.permutation_resamples,
         ),
     )
-    paired = _with_two_way(data, paired, oriented, options)
+    paired = _with_two_way(data, paired, oriented, views.cv_fold, options)
     rankings = _rankings(
         data.metrics, paired, oriented, labels.binary, labels.graded, natural_correct, cv_correct, options
     )
@@ -440,10 +443,6 @@ def meta_evaluation(data: AnalysisInput, options: MetaOptions | None = None) -> 
     )
 
 
-# The paired statistics that keep a dash in the two-way column, and why.
-_NO_TWO_WAY = {Statistic.ACCURACY_CV: CV_REASON, Statistic.KENDALL: KENDALL_REASON}
-
-
 def _natural_calls(data: AnalysisInput, oriented: FloatArray) -> FloatArray:
     """Metrics x pairs: 1 / 0 where a metric's natural threshold calls a pair a paraphrase or not
     (NaN: no natural threshold or no score)."""
@@ -458,12 +457,10 @@ def _natural_calls(data: AnalysisInput, oriented: FloatArray) -> FloatArray:
 
 
 def _with_two_way(
-    data: AnalysisInput, paired: list[PairedTest], oriented: FloatArray, options: MetaOptions
+    data: AnalysisInput, paired: list[PairedTest], oriented: FloatArray, cv_fold: IntArray, options: MetaOptions
 ) -> list[PairedTest]:
     """The paired comparisons with the two-way (pairs and volunteers) interval of their difference
-    beside the pairs-only one (ROC AUC, accuracy at the natural threshold, Pearson, Spearman); on
-    gold labels, and for the statistics that have none (cross-validated accuracy, Kendall), the
-    reason there is none."""
+    beside the pairs-only one (every paired statistic); on gold labels the reason there is none."""
     tested = [test for test in paired if test.reason is None]
     if not tested or options.resamples <= 0:
         return paired
@@ -473,8 +470,10 @@ def _with_two_way(
     kinds: dict[Statistic, PairedKind] = {
         Statistic.AUC: "auc",
         Statistic.ACCURACY_NATURAL: "accuracy_natural",
+        Statistic.ACCURACY_CV: "accuracy_cv",
         Statistic.PEARSON: "pearson",
         Statistic.SPEARMAN: "spearman",
+        Statistic.KENDALL: "kendall",
     }
     jobs = [
         (kinds[test.statistic], row_of[test.metric_a], row_of[test.metric_b])
@@ -489,6 +488,7 @@ def _with_two_way(
             [metric.id for metric in data.metrics],
             oriented,
             natural=_natural_calls(data, oriented),
+            cv_fold=cv_fold,
         ),
         jobs,
         options.resamples,
@@ -497,8 +497,6 @@ def _with_two_way(
     )
     out = []
     for test in paired:
-        if test.reason is None and test.statistic in _NO_TWO_WAY:
-            test = dataclasses.replace(test, two_way_reason=_NO_TWO_WAY[test.statistic])
         kind = kinds.get(test.statistic)
         key = (kind, row_of[test.metric_a], row_of[test.metric_b]) if kind is not None else None
         difference = differences.get(key) if key is not None and test.reason is None else None

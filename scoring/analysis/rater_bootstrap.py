@@ -525,6 +525,9 @@ class RaterInput:
     # Metrics x pairs: the natural threshold's call (1 paraphrase / 0 not; NaN no threshold or no
     # score), for the paired accuracy at the natural threshold; None: not asked.
     natural: FloatArray | None = None
+    # Metrics x pairs: the fold of every pair in the metric's cross-validation (-1: not in it), for
+    # the paired cross-validated accuracy; None: not asked.
+    cv_fold: IntArray | None = None
 
 
 def rater_intervals(
@@ -629,18 +632,8 @@ class TwoWayDifference:
 
 
 # The paired statistics with a two-way interval (the values of :class:`.paired.Statistic`).
-PairedKind = Literal["auc", "accuracy_natural", "pearson", "spearman"]
-PAIRED_KINDS: tuple[PairedKind, ...] = ("auc", "accuracy_natural", "pearson", "spearman")
-# Why the others keep a dash in the two-way column (shown to users verbatim).
-CV_REASON = (
-    "no two-way interval: the cross-validated thresholds would have to be refitted on every replicate's "
-    "relabelled pairs (folds times metrics per replicate), which this bootstrap does not do"
-)
-KENDALL_REASON = (
-    "no two-way interval: Kendall's \u03c4_b is not a sum over pairs, and every replicate's human scale is "
-    "recomputed from its volunteers, so each replicate would need its own count of concordant pairs per "
-    "metric (too costly at the dashboard's resamples)"
-)
+PairedKind = Literal["auc", "accuracy_natural", "accuracy_cv", "pearson", "spearman", "kendall"]
+PAIRED_KINDS: tuple[PairedKind, ...] = ("auc", "accuracy_natural", "accuracy_cv", "pearson", "spearman", "kendall")
 
 
 def paired_auc_intervals(
@@ -667,15 +660,19 @@ def paired_intervals(
     a minus that of b over the pairs both scored that have a graded judgement. In every replicate
     both metrics meet the same drawn pairs and the same relabelled pairs (one volunteer draw);
     the statistic is that of :func:`rater_intervals` (ROC AUC, Pearson, Spearman with average
-    ranks among the drawn copies) or, for ``accuracy_natural``, the share of the drawn pairs with
-    a label in the replicate on which the natural threshold's call (``data.natural``) agrees with
-    it. Jobs on the same pairs share their replicates (each metric's statistic computed once per
-    block); the draws are those of :func:`rater_intervals` on these pairs. Empty for fixed (gold)
-    labels: no volunteer stands behind them."""
+    ranks among the drawn copies), Kendall's tau_b (the drawn copies of a pair tied with each
+    other), or, for ``accuracy_natural``, the share of the drawn pairs with a label in the
+    replicate on which the natural threshold's call (``data.natural``) agrees with it; for
+    ``accuracy_cv`` the same share with the calls of the cross-validation refitted in the
+    replicate (:func:`cv_hits`). Jobs on the same pairs share their replicates (each metric's
+    statistic computed once per block); the draws are those of :func:`rater_intervals` on these
+    pairs. Empty for fixed (gold) labels: no volunteer stands behind them."""
     if data.fixed is not None or resamples <= 0:
         return {}
     if any(kind == "accuracy_natural" for kind, _, _ in jobs) and data.natural is None:
         raise ValueError("the accuracy at the natural threshold needs the natural threshold's calls")
+    if any(kind == "accuracy_cv" for kind, _, _ in jobs) and data.cv_fold is None:
+        raise ValueError("the cross-validated accuracy needs the folds of the cross-validation")
     resampler = TwoWayResampler(resamples, seed)
     scored = np.isfinite(data.oriented)
     groups: dict[bytes, list[tuple[PairedKind, int, int]]] = {}
@@ -718,6 +715,11 @@ def _paired_values(
         for kind, row in wanted
         if kind == "accuracy_natural" and data.natural is not None
     }
+    folds = {
+        row: _all_folds(data.cv_fold[row][positions], resampler.seed)
+        for kind, row in wanted
+        if kind == "accuracy_cv" and data.cv_fold is not None
+    }
     parts: dict[tuple[PairedKind, int], list[FloatArray]] = {key: [] for key in wanted}
     for block in resampler.replicates(table, labels, volunteers=True):
         pearson, total = pearson_sums(columns, block) if correlated else (np.zeros(0), np.zeros(0))
@@ -730,6 +732,13 @@ def _paired_values(
                 correct = block.positive @ call + block.negative @ (1.0 - call)
                 with np.errstate(divide="ignore", invalid="ignore"):
                     value = np.where(labelled > 0, correct / labelled, np.nan)
+            elif kind == "accuracy_cv":
+                hits = cv_hits(orders[row], folds[row], block)
+                correct = np.einsum("ij,ij->i", block.counts, hits)
+                with np.errstate(divide="ignore", invalid="ignore"):
+                    value = np.where(labelled > 0, correct / labelled, np.nan)
+            elif kind == "kendall":
+                value = kendall_tau_b(orders[row], block)
             elif kind == "pearson":
                 value = pearson[:, column_of[row]]
             else:
@@ -737,6 +746,145 @@ def _paired_values(
                 value = spearman(orders[row], block, columns.scored[:, index], total[:, index])
             parts[(kind, row)].append(value)
     return {key: np.concatenate(value) for key, value in parts.items()}
+
+
+def _all_folds(fold: IntArray, seed: int) -> IntArray:
+    """Every pair's fold: its own in the observed cross-validation, or, for a pair that was not
+    in it (no label: a tie that a replicate may break), one drawn at random (fixed seed), so that
+    it is held out once like every other pair."""
+    fold = np.asarray(fold, dtype=np.int64).copy()
+    folds = int(fold.max()) + 1 if len(fold) and fold.max() >= 0 else 0
+    outside = fold < 0
+    if folds and np.any(outside):
+        rng = np.random.default_rng([seed, len(fold), _SALT, 2])
+        fold[outside] = rng.integers(0, folds, size=int(np.count_nonzero(outside)))
+    return fold
+
+
+def cv_hits(order: ScoreOrder, fold: IntArray, block: Replicates) -> FloatArray:
+    """Rows x pairs: 1 where the cross-validation's call on a pair is right in the replicate (0
+    wrong or no label). Every fold's threshold is refitted on the other folds' pairs with the
+    replicate's labels (each pair once: the pair draw weighs the held-out calls, as in the
+    pairs-only interval, whose calls are the observed cross-validation's), the best accuracy,
+    the highest threshold among ties (:func:`.thresholds.cross_validated`): one cumulative count
+    along the score order per fold, all replicates at once."""
+    positive = (block.binary == 1)[:, order.order].astype(np.float64)
+    negative = (block.binary == 0)[:, order.order].astype(np.float64)
+    ordered_fold = fold[order.order]
+    group = np.cumsum(np.isin(np.arange(len(order.order)), order.starts)) - 1
+    hits = np.zeros_like(positive)
+    for held_out in range(int(ordered_fold.max()) + 1 if len(ordered_fold) else 0):
+        train = ordered_fold != held_out
+        tp = np.cumsum(np.add.reduceat(positive * train, order.starts, axis=1), axis=1)
+        fp = np.cumsum(np.add.reduceat(negative * train, order.starts, axis=1), axis=1)
+        negatives = fp[:, -1:]
+        # Point k calls the first k tie groups a paraphrase (0: none); the first best is the highest.
+        correct = np.concatenate((negatives, tp + negatives - fp), axis=1)
+        best = np.argmax(correct, axis=1)
+        called = group[None, :] < best[:, None]
+        test = ordered_fold == held_out
+        hits[:, test] = np.where(called[:, test], positive[:, test], negative[:, test])
+    out: FloatArray = np.zeros_like(hits)
+    out[:, order.order] = hits
+    return out
+
+
+def kendall_tau_b(order: ScoreOrder, block: Replicates) -> FloatArray:
+    """Kendall's tau_b of the metric against every replicate's graded scores, each pair counted as
+    often as it was drawn (copies tie on both sides), as :func:`.paired.boot_kendall` does with
+    fixed scores. The human scores change from replicate to replicate, so concordance is counted
+    anew in each: O(n log n) per replicate, all replicates of the block at once (:func:`_signed_dominance`)."""
+    rows = block.counts.shape[0]
+    if len(order.order) < 2:
+        return np.full(rows, np.nan)
+    level, levels = block.graded_level
+    # Ascending metric order: ``order`` is best (highest) first; x_group is each position's tie group.
+    ascending = order.order[::-1]
+    sizes = np.diff(np.append(order.starts, len(order.order)))
+    x_group = np.repeat(np.arange(len(sizes)), sizes[::-1])
+    weight = block.graded_weight[:, ascending]
+    y_level = np.asarray(level)[:, ascending]
+    doubled = _signed_dominance(x_group, y_level, weight, levels)
+    total = weight.sum(axis=1)
+    x_counts = _histogram(np.broadcast_to(x_group, weight.shape), weight, len(sizes))
+    y_counts = _histogram(y_level, weight, max(levels, 1))
+    pairs = total * (total - 1) / 2
+    x_ties = (x_counts * (x_counts - 1) / 2).sum(axis=1)
+    y_ties = (y_counts * (y_counts - 1) / 2).sum(axis=1)
+    with np.errstate(divide="ignore", invalid="ignore"):
+        denominator = np.sqrt((pairs - x_ties) * (pairs - y_ties))
+        return np.where(denominator > 0, doubled / np.where(denominator > 0, denominator, 1), np.nan)
+
+
+def _signed_dominance(x_group: IntArray, y_level: IntArray, weight: FloatArray, levels: int) -> FloatArray:
+    """Per row: the sum over all pairs i, j (j before i by x) of w_i w_j sign(x_i - x_j) sign(y_i - y_j),
+    i.e. concordant minus discordant weight.
+
+    Each row is sorted by (x, y); then every element's signed count of the earlier elements by y
+    is built bit by bit of the y level (a radix split: at each bit, the elements sharing the higher
+    bits, kept in (x, y) order, are counted with cumulative sums and split stably by the bit), log2
+    of the levels passes of O(n). Earlier elements in the same x tie group have a lower or equal
+    y; those with a lower one are counted as concordant by the passes and taken off at the end."""
+    rows, n = weight.shape
+    key = x_group[None, :] * np.int64(max(levels, 1)) + y_level
+    arrangement = np.argsort(key, axis=1, kind="stable")
+    w = np.take_along_axis(weight, arrangement, axis=1)
+    y = np.take_along_axis(y_level, arrangement, axis=1)
+    x = x_group[arrangement]
+    index = np.broadcast_to(np.arange(n), (rows, n))
+    # Same x group and earlier with a strictly lower y: the passes count them, a tie in x does not.
+    before = np.cumsum(w, axis=1) - w
+    x_start = np.maximum.accumulate(np.where(_changes(x), index, 0), axis=1)
+    xy_start = np.maximum.accumulate(np.where(_changes(x) | _changes(y), index, 0), axis=1)
+    start_value = np.take_along_axis(before, x_start, axis=1)
+    same_x_lower_y = np.take_along_axis(before, xy_start, axis=1) - start_value
+    signed: FloatArray = -np.einsum("ij,ij->i", w, same_x_lower_y)
+    group = np.zeros((rows, n), dtype=np.int64)  # the higher bits shared, in arrangement order
+    for bit in range(max(int(levels - 1).bit_length(), 1) - 1, -1, -1):
+        high = (y >> bit) & 1
+        start = np.maximum.accumulate(np.where(_changes(group), index, 0), axis=1)
+        ones = w * high
+        ones_before = np.cumsum(ones, axis=1) - ones
+        zeros_before = before - ones_before
+        earlier_ones = ones_before - np.take_along_axis(ones_before, start, axis=1)
+        earlier_zeros = zeros_before - np.take_along_axis(zeros_before, start, axis=1)
+        signed += np.einsum("ij,ij->i", w, np.where(high == 1, earlier_zeros, -earlier_ones))
+        # Stable split of every group by this bit: its zeros first, then its ones.
+        count_one = np.cumsum(high, axis=1)
+        count_zero = index + 1 - count_one
+        zeros_at_start = np.take_along_axis(count_zero - (1 - high), start, axis=1)
+        ones_at_start = np.take_along_axis(count_one - high, start, axis=1)
+        group_end = _group_end(group, index)
+        zeros_in_group = np.take_along_axis(count_zero, group_end, axis=1) - zeros_at_start
+        position = np.where(
+            high == 0,
+            start + (count_zero - 1 - zeros_at_start),
+            start + zeros_in_group + (count_one - 1 - ones_at_start),
+        )
+        new_group = group * 2 + high
+        for values in (w, y, new_group):
+            moved = np.empty_like(values)
+            np.put_along_axis(moved, position, values, axis=1)
+            values[...] = moved
+        group = new_group
+        before = np.cumsum(w, axis=1) - w
+    return signed
+
+
+def _changes(values: NDArray[np.int64]) -> BoolArray:
+    """Rows x n: True where a value differs from the one before it (and at the first column)."""
+    out = np.ones(values.shape, dtype=bool)
+    out[:, 1:] = values[:, 1:] != values[:, :-1]
+    return out
+
+
+def _group_end(group: IntArray, index: IntArray) -> IntArray:
+    """Rows x n: the last column of every element's run of equal ``group``."""
+    last = np.ones(group.shape, dtype=bool)
+    last[:, :-1] = group[:, 1:] != group[:, :-1]
+    n = group.shape[1]
+    ends = np.where(last, index, n)
+    return np.minimum.accumulate(ends[:, ::-1], axis=1)[:, ::-1]
 
 
 class VolunteerRelabeller:

@@ -35,6 +35,7 @@ class CrossValidated:
     f1: float
     correct: NDArray[np.bool_]  # per scored pair, in input order
     thresholds: list[float | None]  # chosen on the other folds, one per fold
+    fold: NDArray[np.int64]  # per scored pair, in input order: the fold that held it out
 
 
 @dataclass(frozen=True)
@@ -76,8 +77,10 @@ def cross_validated(
     else:
         splitter = KFold(n_splits=folds, shuffle=True, random_state=seed).split(scores)
     predicted = np.zeros(n, dtype=bool)
+    fold = np.zeros(n, dtype=np.int64)
     chosen: list[float | None] = []
-    for train, test in splitter:
+    for index, (train, test) in enumerate(splitter):
+        fold[test] = index
         best = best_accuracy(rank(scores[train], labels[train]))
         threshold = None if best is None else best.threshold
         chosen.append(threshold)
@@ -89,7 +92,7 @@ def cross_validated(
         tn=float(np.count_nonzero(~predicted & ~truth)),
         fn=float(np.count_nonzero(~predicted & truth)),
     )
-    return CrossValidated(folds, confusion.accuracy, confusion.f1, predicted == truth, chosen)
+    return CrossValidated(folds, confusion.accuracy, confusion.f1, predicted == truth, chosen, fold)
 
 
 def best_threshold_interval(

@@ -126,8 +126,9 @@ def paired_table(meta: MetaEvaluation, names: dict[int, str]) -> Table:
         "A - B on the pairs both scored; permutation (PERM-BOTH), bootstrap, jackknife (Kendall), Williams "
         f"(Pearson) and DeLong (ROC AUC) p-values; {correction}-adjusted p per statistic; 95% interval of the "
         "difference (pairs only); with the volunteers' labels also the two-way bootstrap interval, pairs and "
-        "volunteers resampled, the same draws for both metrics (ROC AUC, accuracy at the natural threshold, "
-        "Pearson, Spearman; the cross-validated accuracy and Kendall say in the cell's note why they have none). "
+        "volunteers resampled, the same draws for both metrics (every statistic; the cross-validated accuracy "
+        "refits every fold's threshold on each replicate's labels, Kendall is recounted on each replicate's "
+        "human scores). "
         f"{meta.two_way_note}",
         ["Metrics", "Statistic"],
         [
