@@ -175,3 +175,54 @@ def test_below_the_threshold_the_page_is_computed_inline(staff_client: Client, s
     page = staff_client.get("/staff/campaigns/kept/volunteers/").content.decode()
     assert 'id="verdicts-notice"' not in page
     assert summary(page)["started"] == "4" and summary(page)["excluded"] == "2"
+
+
+@pytest.mark.worker
+@pytest.mark.django_db(transaction=True)
+def test_an_interactive_worker_refreshes_the_kept_verdicts(tmp_path: Path, settings, client: Client) -> None:  # type: ignore[no-untyped-def]
+    from tests.workers_support import (
+        WorkerProcess,
+        filesystem_broker,
+        shared_database_url,
+        wait_for,
+        worker_env,
+    )
+
+    data = tmp_path / "data"
+    (data / "broker").mkdir(parents=True)
+    # This process reads the cache the worker writes: the worker's data folder's.
+    settings.CACHES = {
+        **settings.CACHES,
+        "analyses": {**settings.CACHES["analyses"], "LOCATION": str(data / "cache" / "analyses")},
+    }
+    if "KEY_PREFIX" in settings.CACHES["analyses"]:
+        pytest.skip("REDIS_URL is set: this test runs the file-based shared cache")
+    settings.PARAEVAL_INLINE_QUALITY_JUDGEMENTS = 10
+    campaign, _, _ = study("worked")
+    client.force_login(make_staff("worker-staff", "x", superuser=True))
+    url = "/staff/campaigns/worked/volunteers/"
+    with filesystem_broker(data / "broker"):
+        assert "computed for the first time" in client.get(url).content.decode()
+        env = worker_env(
+            DATABASE_URL=shared_database_url(), PARAEVAL_DATA_DIR=str(data), PARAEVAL_INLINE_QUALITY_JUDGEMENTS="10"
+        )
+        env.pop("REDIS_URL", None)
+        worker = WorkerProcess(env, tmp_path, name="quality", queues="interactive").start()
+        try:
+            page = wait_for(
+                lambda: body if 'id="verdicts-notice"' not in (body := client.get(url).content.decode()) else None,
+                timeout=120,
+                what=f"the verdicts from the worker\n{worker.log()[-3000:]}",
+            )
+        finally:
+            worker.stop()
+    assert "refresh_volunteer_verdicts" in worker.log()
+    assert summary(page) == {
+        "started": "4",
+        "finished": "0",
+        "in-progress": "4",
+        "returned": "0",
+        "excluded": "2",
+        "median-minutes": "—",
+    }
+    assert sum(v.excluded for v in quality.campaign_quality(campaign)) == 2
