@@ -224,6 +224,22 @@ def rule_verdict(volunteer: Volunteer) -> VolunteerQuality:
     return _with_reasons(partial, reasons(Rule.of(volunteer.campaign), partial))
 
 
+def rule_verdicts(campaign: Campaign, volunteer_ids: Iterable[int]) -> dict[int, VolunteerQuality]:
+    """The rule's verdict (:func:`rule_verdict`) on each of ``volunteer_ids`` of ``campaign``.
+
+    Whether a volunteer is excluded never depends on the agreement with others, so a page about
+    a few volunteers (one pair's judges) needs only their own judgements: two indexed
+    statements whatever the size of the campaign. The agreement figures are left at zero."""
+    rule = Rule.of(campaign)
+    volunteers = list(Volunteer.objects.filter(campaign=campaign, pk__in=set(volunteer_ids)))
+    evidence = _gather(Judgement.objects.filter(volunteer__in=[volunteer.pk for volunteer in volunteers]))
+    found = {}
+    for volunteer in volunteers:
+        partial = _quality(volunteer, evidence.get(volunteer.pk, _Evidence()), 0, 0)
+        found[volunteer.pk] = _with_reasons(partial, reasons(rule, partial))
+    return found
+
+
 def campaign_quality(campaign: Campaign) -> list[VolunteerQuality]:
     """The evidence and the verdict for every volunteer of ``campaign``, oldest first.
 
@@ -286,5 +302,6 @@ __all__ = [
     "excluded_volunteer_ids",
     "reasons",
     "rule_verdict",
+    "rule_verdicts",
     "volunteer_quality",
 ]

@@ -292,6 +292,10 @@ DATA_UPLOAD_MAX_MEMORY_SIZE = PARAEVAL_API_MAX_BODY_MB * 1024 * 1024
 PARAEVAL_UPLOAD_MAX_MB = env_int("PARAEVAL_UPLOAD_MAX_MB", 1024, minimum=1)
 # Most bootstrap resamples a report may ask for (the API's and evaluate_metrics' --resamples).
 PARAEVAL_MAX_RESAMPLES = env_int("PARAEVAL_MAX_RESAMPLES", 10_000, minimum=0)
+# Above this many corpus judgements, the staff pages show a campaign's kept quality verdicts (with the
+# moment they were computed) while an interactive worker refreshes them, instead of recomputing
+# them (two passes over every judgement) on the request. Below it they are computed on the page.
+PARAEVAL_INLINE_QUALITY_JUDGEMENTS = env_int("PARAEVAL_INLINE_QUALITY_JUDGEMENTS", 20_000, minimum=0)
 
 AUTHENTICATION_BACKENDS = [
     "axes.backends.AxesStandaloneBackend",

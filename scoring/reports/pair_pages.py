@@ -12,6 +12,7 @@ from dataclasses import dataclass
 import numpy as np
 from django.db.models import Q, QuerySet
 
+from annotate import quality
 from annotate.diff import Segment, highlight
 from annotate.labels import LABEL_DISPLAY, Label
 from annotate.models import Campaign, Judgement, Pair
@@ -74,19 +75,21 @@ def pair_detail(pair: Pair) -> PairDetail:
     """Both sentences highlighted, every judgement (pseudonym, answer, time, position, excluded
     or not) and every score with its configuration's label.
 
-    Who is excluded comes from the campaign's kept verdicts (:mod:`scoring.reports.verdicts`):
-    the campaign-wide quality pass runs once per change of the campaign, not once per pair."""
-    excluded = verdicts.excluded_ids(pair.campaign)
+    Who is excluded is the rule's verdict on this pair's judges from their own judgements
+    (:func:`annotate.quality.rule_verdicts`: exclusion never depends on the agreement with
+    others), so the page costs what its judges answered, not a pass over the campaign."""
+    rows = list(Judgement.objects.filter(pair=pair).select_related("volunteer").order_by("answered_at"))
+    judges = quality.rule_verdicts(pair.campaign, {judgement.volunteer_id for judgement in rows})
     judgements = [
         JudgementRow(
             pseudonym=volunteer_pseudonym(judgement.volunteer.token),
             answer=_answer(judgement.label),
             seconds=(judgement.answered_at - judgement.shown_at).total_seconds(),
             position=judgement.position,
-            excluded=judgement.volunteer_id in excluded,
+            excluded=judgement.volunteer_id in judges and judges[judgement.volunteer_id].excluded,
             answered_at=judgement.answered_at.strftime("%Y-%m-%d %H:%M"),
         )
-        for judgement in Judgement.objects.filter(pair=pair).select_related("volunteer").order_by("answered_at")
+        for judgement in rows
     ]
     scores = [
         ScoreRow(score.metric_config.label, score.value, score.status, score.error)

@@ -64,6 +64,29 @@ compute_report_intervals = shared_task(
     name="scoring.reports.tasks.compute_report_intervals", ignore_result=True, acks_late=True
 )(_compute_report_intervals)
 
+
+def _refresh_volunteer_verdicts(campaign_id: int, job: str | None = None) -> None:
+    """Recompute and keep a campaign's quality verdicts for the staff pages."""
+    from scoring.reports import verdicts
+
+    if not waits.started(job):
+        return  # a copy queued again already delivered
+    try:
+        verdicts.refresh_verdicts(campaign_id)
+    except Campaign.DoesNotExist:
+        return  # deleted meanwhile: nothing to do
+    waits.finished(job)
+
+
+# The quality pass reads every judgement twice: minutes at most even for a large campaign.
+refresh_volunteer_verdicts = shared_task(
+    name="scoring.reports.tasks.refresh_volunteer_verdicts",
+    ignore_result=True,
+    acks_late=True,
+    soft_time_limit=600,
+    time_limit=660,
+)(_refresh_volunteer_verdicts)
+
 # The names these tasks had before they followed their module (``scoring.analysis_tasks.*``):
 # messages queued by the previous release still arrive and run. Remove them in the release after 0.1.0.
 FORMER_NAMES = {

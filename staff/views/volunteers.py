@@ -55,7 +55,8 @@ def volunteers(request: HttpRequest, slug: str) -> HttpResponse:
             return _refuse("no such volunteer in this campaign")
         announce_exclusions_changed(campaign.pk)
         return redirect("staff:volunteers", slug=slug)
-    found = verdicts.volunteer_verdicts(campaign)
+    shown = verdicts.staff_verdicts(campaign)
+    found = shown.verdicts or []
     # Flagged ones first, each group in the order they came (a stable sort).
     ordered = sorted(found, key=lambda verdict: verdict.flagged, reverse=True)
     page = Paginator(ordered, PAGE_SIZE).get_page(request.GET.get("page"))
@@ -63,7 +64,9 @@ def volunteers(request: HttpRequest, slug: str) -> HttpResponse:
         "campaign": campaign,
         "page": page,
         "verdicts": page.object_list,
-        "summary": participants.summary(campaign, found),
+        "verdicts_notice": shown.notice,
+        # No count at all rather than zeros while the first verdicts are computed.
+        "summary": participants.summary(campaign, found) if shown.verdicts is not None else None,
         "rule": quality.Rule.of(campaign),
         "places": allocation.places(campaign),
     }
