@@ -6,19 +6,20 @@ Not a test: a script that prints figures. In this process it
    ``--database postgres://…/name`` a PostgreSQL database of that name, dropped at the end) and
    the embedded filesystem broker in the same folder, every metric of the default
    ``PARAEVAL_METRICS`` enabled (eleven);
-2. creates a campaign of plain pairs and volunteers who have read the guidelines;
+2. creates, per scenario, a campaign of plain pairs and volunteers who have read the guidelines;
 3. for each volunteer, GETs the pair page (which sets the CSRF cookie and holds the form's
    token) and POSTs the answer with Django's test client **with CSRF checks on**
    (``Client(enforce_csrf_checks=True)``), timing only the POST: CPU time of this process
    (``time.process_time``) and wall time;
-4. does so in three scenarios, in this order, each on fresh pairs:
+4. does so in three scenarios, each on its own pairs, **interleaved** answer by answer
+   (round-robin, after a warm-up), so that a drift of the machine's load touches them alike:
 
    * ``reference``: the scoring receiver disconnected (the judgement alone: what an answer
      costs before anything is queued);
    * ``unscored``: the pairs have no score yet, so each answer queues its pair's scores;
    * ``scored``: every pair already has every score, so nothing may be queued;
 
-   and counts the messages each scenario left on the broker (then empties it);
+   and counts the messages each answer left on the broker (then empties it);
 5. prints, per scenario, the median and mean CPU ms per answer, the wall p50/p95, the ratio to
    the reference and the messages per answer; ``--profile`` adds the functions that took the
    most CPU in the ``unscored`` scenario (cProfile, cumulative).
@@ -46,6 +47,7 @@ ROOT = Path(__file__).resolve().parent.parent
 PAIR_FIELD = re.compile(r'name="pair" value="(\d+)"')
 CSRF_FIELD = re.compile(r'name="csrfmiddlewaretoken" value="([^"]+)"')
 ANSWERS_PER_VOLUNTEER = 10
+DISPATCH_UID = "scoring.pipeline.dispatch.on_judgement_recorded"
 
 
 @dataclass
@@ -126,83 +128,96 @@ def run(answers: int, profile: bool) -> None:
     }
     call_command("migrate", verbosity=0)
     queue = Path(settings.CELERY_BROKER_TRANSPORT_OPTIONS["data_folder_in"])
-    volunteers_per_scenario = -(-answers // ANSWERS_PER_VOLUNTEER)
-    campaign = Campaign.objects.create(
-        slug="bench", name="Bench", quota=ANSWERS_PER_VOLUNTEER, judges_per_pair=1, reservation_minutes=30
-    )
     metrics, unavailable = configs.build_enabled()
     print(
         f"database: {connection.vendor}; broker: {settings.CELERY_BROKER_URL}; {len(metrics)} metrics enabled"
         + (f" ({len(unavailable)} unavailable: {', '.join(m.name for m in unavailable)})" if unavailable else "")
     )
 
-    def new_pairs(count: int, tag: str) -> list[int]:
+    @dataclass
+    class Arm:
+        """One scenario: its own campaign (so its volunteers are served its own pairs), its
+        current volunteer, and its figures."""
+
+        scenario: Scenario
+        campaign: Campaign
+        profiler: cProfile.Profile | None = None
+        client: Client | None = None
+        token: str = ""
+        answered_by_volunteer: int = 0
+
+    def arm(name: str, scored: bool, profiler: cProfile.Profile | None = None) -> Arm:
+        campaign = Campaign.objects.create(
+            slug=name, name=name, quota=ANSWERS_PER_VOLUNTEER, judges_per_pair=1, reservation_minutes=30
+        )
         # bulk_create sends no signal: nothing is queued for these pairs by their creation.
-        rows = Pair.objects.bulk_create(
+        pairs = Pair.objects.bulk_create(
             Pair(
                 campaign=campaign,
-                external_id=f"{tag}-{index}",
-                source=f"The committee number {index} approved the {tag} budget on Friday.",
-                hypothesis=f"On Friday committee {index} passed the {tag} budget.",
+                external_id=f"{name}-{index}",
+                source=f"The committee number {index} approved the {name} budget on Friday.",
+                hypothesis=f"On Friday committee {index} passed the {name} budget.",
                 origin="bench",
             )
-            for index in range(count)
+            for index in range(-(-answers // ANSWERS_PER_VOLUNTEER) * ANSWERS_PER_VOLUNTEER)
         )
-        return [row.pk for row in rows]
-
-    def scenario(name: str, scored: bool, profiler: cProfile.Profile | None = None) -> Scenario:
-        pair_ids = new_pairs(volunteers_per_scenario * ANSWERS_PER_VOLUNTEER, name)
         if scored:
             rows = configs.enabled_configs()
             now = timezone.now()
             Score.objects.bulk_create(
-                Score(pair_id=pair_id, metric_config=row, value=0.5, computed_at=now)
-                for pair_id in pair_ids
-                for row in rows
+                Score(pair_id=pair.pk, metric_config=row, value=0.5, computed_at=now) for pair in pairs for row in rows
             )
-        for path in queue.glob("*.msg"):  # (the transport creates the folder on its first send)
-            path.unlink()
-        cpu: list[float] = []
-        wall: list[float] = []
-        for _ in range(volunteers_per_scenario):
-            volunteer = flow.start_volunteer(campaign, english_level="good", consented=True)
+        return Arm(Scenario(name, [], [], 0), campaign, profiler)
+
+    def answer(arm: Arm) -> None:
+        """GET the pair page, time the POST of its answer, count the messages it left."""
+        if arm.client is None or arm.answered_by_volunteer >= ANSWERS_PER_VOLUNTEER:
+            volunteer = flow.start_volunteer(arm.campaign, english_level="good", consented=True)
             now = timezone.now()
             type(volunteer).objects.filter(pk=volunteer.pk).update(guidelines_seen_at=now, training_done_seen_at=now)
-            client = Client(enforce_csrf_checks=True)
-            for _ in range(ANSWERS_PER_VOLUNTEER):
-                page = client.get(f"/v/{volunteer.token}/")
-                if page.status_code != 200:
-                    break
-                html = page.content.decode()
-                pair_id = PAIR_FIELD.search(html).group(1)
-                token = CSRF_FIELD.search(html).group(1)
-                data = {"pair": pair_id, "label": "same_meaning", "csrfmiddlewaretoken": token}
-                cpu_start, wall_start = time.process_time(), time.perf_counter()
-                if profiler:
-                    profiler.enable()
-                response = client.post(f"/v/{volunteer.token}/answer/", data)
-                if profiler:
-                    profiler.disable()
-                cpu.append((time.process_time() - cpu_start) * 1000)
-                wall.append((time.perf_counter() - wall_start) * 1000)
-                if response.status_code != 302:
-                    raise SystemExit(f"answer POST gave {response.status_code}: {response.content[:300]!r}")
-                if len(cpu) >= answers:
-                    break
-        messages = len(list(queue.glob("*.msg")))
-        return Scenario(name, cpu, wall, messages)
+            arm.client, arm.token, arm.answered_by_volunteer = Client(enforce_csrf_checks=True), volunteer.token, 0
+        # The reference answers with the scoring receiver disconnected (switched outside the timing).
+        if arm.scenario.name == "reference":
+            judgement_recorded.disconnect(dispatch_uid=DISPATCH_UID)
+        else:
+            dispatch.connect_receivers()
+        page = arm.client.get(f"/v/{arm.token}/")
+        if page.status_code != 200:
+            raise SystemExit(f"pair page gave {page.status_code}")
+        html = page.content.decode()
+        pair_id = PAIR_FIELD.search(html).group(1)
+        token = CSRF_FIELD.search(html).group(1)
+        data = {"pair": pair_id, "label": "same_meaning", "csrfmiddlewaretoken": token}
+        cpu_start, wall_start = time.process_time(), time.perf_counter()
+        if arm.profiler:
+            arm.profiler.enable()
+        response = arm.client.post(f"/v/{arm.token}/answer/", data)
+        if arm.profiler:
+            arm.profiler.disable()
+        arm.scenario.cpu_ms.append((time.process_time() - cpu_start) * 1000)
+        arm.scenario.wall_ms.append((time.perf_counter() - wall_start) * 1000)
+        if response.status_code != 302:
+            raise SystemExit(f"answer POST gave {response.status_code}: {response.content[:300]!r}")
+        arm.answered_by_volunteer += 1
+        # What this answer queued (the folder is emptied after each answer, outside the timing).
+        for path in queue.glob("*.msg"):  # (the transport creates the folder on its first send)
+            arm.scenario.messages += 1
+            path.unlink()
 
-    # Warm-up: the first requests import modules and fill caches; not counted.
-    scenario("warm-up", scored=False)
-    judgement_recorded.disconnect(dispatch_uid="scoring.pipeline.dispatch.on_judgement_recorded")
-    reference = scenario("reference", scored=False)
-    dispatch.connect_receivers()
     profiler = cProfile.Profile() if profile else None
-    unscored = scenario("unscored", scored=False, profiler=profiler)
-    scored = scenario("scored", scored=True)
+    arms = [arm("warm-up", scored=False), arm("reference", scored=False)]
+    arms += [arm("unscored", scored=False, profiler=profiler), arm("scored", scored=True)]
+    # Warm-up: the first requests import modules and fill caches; not counted. Then answer by
+    # answer, round-robin: a drift of the machine's load touches every scenario alike.
+    for _ in range(min(answers, 3 * ANSWERS_PER_VOLUNTEER)):
+        answer(arms[0])
+    for _ in range(answers):
+        for each in arms[1:]:
+            answer(each)
+    reference, unscored, scored = (each.scenario for each in arms[1:])
 
     base = statistics.median(reference.cpu_ms)
-    print(f"answer POST, {answers} answers per scenario (CSRF checks on), CPU of this process:")
+    print(f"answer POST, {answers} answers per scenario, interleaved (CSRF checks on), CPU of this process:")
     print(reference.line(None))
     print(unscored.line(base))
     print(scored.line(base))

@@ -33,6 +33,8 @@ INTERACTIVE_QUEUE = "interactive"
 # scores of an import or of the sweep's catch-up wait behind them (9).
 PRIORITY_FIRST = 0
 PRIORITY_BACKLOG = 9
+# Celery's own bound on the argument text a message carries for logs and monitors.
+ARGS_REPR_LIMIT = 1024
 
 
 @dataclass(frozen=True)
@@ -86,6 +88,23 @@ class BrokerGate:
 gate = BrokerGate()
 
 
+def args_repr(args: tuple[object, ...]) -> str | None:
+    """The ``argsrepr`` header of a message whose arguments are ints and lists of ints (the
+    scores' messages): plain ``repr``, cut to Celery's limit; ``None`` for any other arguments
+    (Celery then writes it with its ``saferepr``).
+
+    The text is the same as Celery's within the limit; built by ``repr`` it costs a tenth as much
+    CPU, a cost every answer that queues scores paid three times."""
+    for argument in args:
+        if type(argument) is list:
+            if not all(type(item) is int for item in argument):
+                return None
+        elif type(argument) is not int:
+            return None
+    text = repr(args)
+    return text if len(text) <= ARGS_REPR_LIMIT else text[: ARGS_REPR_LIMIT - 3] + "..."
+
+
 def send(messages: Sequence[TaskMessage]) -> SendResult:
     """Publish ``messages`` over one connection; never raises for an unreachable broker."""
     if not messages:
@@ -107,6 +126,8 @@ def send(messages: Sequence[TaskMessage]) -> SendResult:
                     countdown=message.countdown,
                     producer=producer,
                     retry=False,
+                    argsrepr=args_repr(message.args),
+                    kwargsrepr="{}",
                 )
                 sent += 1
     except Exception as error:  # noqa: BLE001 - kombu, redis and socket errors all mean "not sent"

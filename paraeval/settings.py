@@ -433,6 +433,12 @@ CELERY_WORKER_PREFETCH_MULTIPLIER = 1
 CELERY_TASK_DEFAULT_QUEUE = "cpu"
 CELERY_BROKER_CONNECTION_RETRY_ON_STARTUP = True
 CELERY_TASK_PUBLISH_RETRY = False
+# Celery's defaults, spelled out: Celery reads these on every send, and a name absent from
+# these settings is looked for under three spellings first (an exception each), a tenth of
+# what queueing an answer's scores costs the web process (benchmarks/answer_path.py).
+CELERY_TASK_ALWAYS_EAGER = False
+CELERY_TASK_SEND_SENT_EVENT = False
+CELERY_BROKER_POOL_ACQUIRE_TIMEOUT: float | None = None
 # Seconds between sweeps that queue every pair still lacking a score.
 PARAEVAL_SWEEP_SECONDS = env_int("PARAEVAL_SWEEP_SECONDS", 60, minimum=1)
 CELERY_BEAT_SCHEDULE = {

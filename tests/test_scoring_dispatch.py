@@ -326,3 +326,20 @@ def test_take_along_zero_turns_it_off_on_every_queue(settings) -> None:
     assert [runner.take_along_size(queue) for queue in ("cpu", "llm", "llm.smollm2")] == [0, 0, 0]
     settings.PARAEVAL_SCORING_TAKE_ALONG = 8
     assert [runner.take_along_size(queue) for queue in ("cpu", "llm", "llm.smollm2")] == [32, 8, 8]
+
+
+def test_a_score_message_carries_the_argument_text_celery_would_write() -> None:
+    """The scores' messages bring their own ``argsrepr`` (cheaper to build): the same text as
+    Celery's, cut at Celery's limit; any other arguments are left to Celery."""
+    from celery.utils.saferepr import saferepr
+
+    short = ([3, 1, 2], [40, 41])
+    assert broker.args_repr(short) == saferepr(short, broker.ARGS_REPR_LIMIT) == "([3, 1, 2], [40, 41])"
+    assert broker.args_repr((7,)) == "(7,)"
+    long = ([1, 2], list(range(100_000, 100_400)))
+    text = broker.args_repr(long)
+    assert text is not None and len(text) == broker.ARGS_REPR_LIMIT
+    assert text.startswith("([1, 2], [100000, 100001, ") and text.endswith("...")
+    assert broker.args_repr(("a report", {"seed": 1})) is None
+    assert broker.args_repr(([1, "2"],)) is None
+    assert broker.args_repr(([True],)) is None  # bool is not int here: Celery writes it

@@ -6,6 +6,8 @@ same URL: nothing listens there while the volunteers answer, then the server sta
 
 from __future__ import annotations
 
+import base64
+import json
 import shutil
 import subprocess
 import time
@@ -150,3 +152,43 @@ def test_the_stopping_check_never_waits_on_a_dead_broker() -> None:
         assert stopping_queue.queue_check(43) is False  # the gate is closed: not tried
         elapsed = time.monotonic() - started
     assert elapsed < 10, f"queueing the check took {elapsed:.1f} s with the broker down (hang guard)"
+
+
+def _connections_accepted(client: redis.Redis) -> int:
+    """Connections the server has accepted since it started (``client``'s own included)."""
+    return int(client.info("stats")["total_connections_received"])
+
+
+def test_sends_share_one_pooled_connection_that_recovers_after_a_broker_restart(
+    settings, port: int, redis_server
+) -> None:
+    """Each answer's scores go out over the process's pooled connection (not one connection per
+    send); when the broker restarts, that connection is replaced and sends go through again."""
+    settings.PARAEVAL_BROKER_BACKOFF_SECONDS = 0.0
+    url = redis_server()
+    probe = redis.Redis.from_url(url, client_name="probe")
+    message = broker.TaskMessage(broker.SCORE_PAIRS_TASK, ([1, 2], [7, 8, 9]), "cpu")
+    with use_broker(url, redis_transport_options(60)):
+        assert broker.send([message, message, message]) == broker.SendResult(3, 0)
+        accepted = _connections_accepted(probe)
+        for _ in range(4):
+            assert broker.send([message, message, message]) == broker.SendResult(3, 0)
+        assert probe.llen("cpu") == 15
+        assert _connections_accepted(probe) == accepted  # twelve more messages, no new connection
+
+        # The server goes away, losing its queues, and comes back on the same address.
+        server = subprocess.run(["redis-cli", "-p", str(port), "shutdown", "nosave"], capture_output=True)
+        assert server.returncode in (0, 1)  # (the server hangs up before it answers)
+        wait_for(lambda: not _pings(probe), timeout=10, what="the test Redis server to stop")
+        redis_server()
+        results = [broker.send([message]) for _ in range(3)]
+        # However the stale connection fails (at most once), the sends after it go through, and
+        # what was sent is on the queue with its arguments as the worker will read them.
+        assert results[-1] == broker.SendResult(1, 0)
+        assert probe.llen("cpu") == sum(result.sent for result in results) >= 2
+        body = json.loads(probe.lindex("cpu", 0))
+        assert json.loads(base64.b64decode(body["body"]))[0] == [[1, 2], [7, 8, 9]]
+        assert body["headers"]["argsrepr"] == "([1, 2], [7, 8, 9])"
+        accepted = _connections_accepted(probe)
+        assert broker.send([message]) == broker.SendResult(1, 0)
+        assert _connections_accepted(probe) == accepted  # pooled again
