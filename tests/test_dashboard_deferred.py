@@ -13,8 +13,8 @@ import pytest
 from django.core.cache import cache
 
 from scoring.reports import waits
-from scoring.reports.service import REPORT_TASK, shared_cache
-from scoring.reports.tasks import compute_dashboard_report, compute_report_intervals
+from scoring.reports.service import META_TASK, REPORT_TASK, shared_cache
+from scoring.reports.tasks import compute_dashboard_report, compute_meta_evaluation, compute_report_intervals
 from tests.builders import make_judgement, make_scored_campaign, make_staff, make_volunteer
 from tests.workers_support import closed_port, messages_in, redis_transport_options, use_broker
 
@@ -51,7 +51,11 @@ def clock(monkeypatch: pytest.MonkeyPatch) -> list[float]:
 
 def run_queued(queue_dir: Path) -> list[str]:
     """Run every queued message's task here (what an interactive worker does); their names."""
-    tasks = {REPORT_TASK: compute_dashboard_report, INTERVALS_TASK: compute_report_intervals}
+    tasks = {
+        REPORT_TASK: compute_dashboard_report,
+        INTERVALS_TASK: compute_report_intervals,
+        META_TASK: compute_meta_evaluation,
+    }
     ran = []
     for path in sorted(queue_dir.iterdir()):
         payload = json.loads(path.read_text())
@@ -152,3 +156,36 @@ def test_an_unreachable_broker_is_said_not_a_500(deferred, staff_client):  # typ
         r"No report yet\. The task queue is unreachable \(\w+\): no new report for now\.",
         answer.json()["report_status"]["message"],
     )
+
+
+@pytest.mark.browser
+@pytest.mark.django_db(transaction=True)
+def test_the_page_says_computing_then_draws_the_report(deferred, browser, live_server, queue_dir, clock):  # type: ignore[no-untyped-def]
+    import os
+
+    from selenium.webdriver.common.by import By
+    from selenium.webdriver.support.ui import WebDriverWait
+
+    make_scored_campaign(slug="dash", pairs_per_origin=6)
+    make_staff("staff", "pw-for-tests")
+    browser.get(f"{live_server.url}/admin/login/?next=/staff/dashboard/%3Fcampaign%3Ddash")
+    browser.find_element(By.ID, "id_username").send_keys("staff")
+    browser.find_element(By.ID, "id_password").send_keys("pw-for-tests")
+    browser.find_element(By.CSS_SELECTOR, "input[type=submit]").click()
+    status = WebDriverWait(browser, 20, 0.2).until(lambda b: b.find_element(By.ID, "report-status"))
+    WebDriverWait(browser, 20, 0.2).until(lambda b: status.is_displayed())
+    assert status.text == (
+        "Computing the report… The report: waiting for an interactive worker, queued at 14:13:20 UTC; "
+        "queued again at 14:15:20 UTC if no worker has started it."
+    )
+    folder = Path(os.environ.get("PARAEVAL_SCREENSHOTS") or queue_dir.parent)
+    for width, height in ((1366, 768), (390, 844)):
+        browser.set_window_size(width, height)
+        browser.execute_script("arguments[0].scrollIntoView({block: 'center'})", status)
+        assert browser.find_element(By.ID, "live-text").text == "Computing the report…"
+        # Nothing overflows sideways: the words wrap in the narrow window.
+        assert browser.execute_script("return document.documentElement.scrollWidth") <= width
+        browser.save_screenshot(str(folder / f"dashboard-computing-{width}x{height}.png"))
+    run_queued(queue_dir)  # the report: the next poll (every 5 s) draws it and hides the words
+    WebDriverWait(browser, 30, 0.2).until(lambda b: not status.is_displayed())
+    assert browser.find_element(By.ID, "dashboard").get_attribute("data-report") == "live"

@@ -156,7 +156,8 @@
     error.textContent = lastError || "";
     dot.className = "live-dot " + (lastError ? "error" : document.hidden ? "paused" : "ok");
     if (!report) {
-      text.textContent = lastError ? "No data." : "Loading…";
+      const noneYet = { computing: "Computing the report…", unavailable: "No report yet." };
+      text.textContent = lastError ? "No data." : noneYet[root.dataset.report] || "Loading…";
       return;
     }
     const counts = report.counts;
