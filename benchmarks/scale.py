@@ -390,11 +390,14 @@ def run_interactive_tasks() -> int:
     from django.conf import settings
 
     from paraeval.celery import app
+    from scoring.reports import tasks  # registers them
 
+    assert tasks.compute_dashboard_report.name in app.tasks
     folder = Path(settings.CELERY_BROKER_TRANSPORT_OPTIONS["data_folder_in"])
     ran = 0
     for _ in range(10):
-        messages = sorted(folder.iterdir()) if folder.is_dir() else []
+        # One message a file, named "<id>.<queue>.msg": only the interactive queue's.
+        messages = sorted(folder.glob("*.interactive.*")) if folder.is_dir() else []
         if not messages:
             break
         for path in messages:
