@@ -23,7 +23,13 @@ Not a test: a script that prints figures. In this process, on a throwaway Postgr
    without a metric, one pair, status, the first chunk of an export), each twice: first with
    the page caches and the kept analyses emptied, then again; for each, the CPU of this process,
    the CPU of the backend and the statements (a statement that runs past 60 s fails the page,
-   shown as status 0, instead of hanging the run).
+   shown as status 0, instead of hanging the run). The dashboard's data is measured six times:
+   "first" (the request after a change: for a campaign over ``PARAEVAL_DASHBOARD_INLINE_PAIRS``
+   pairs it only queues the report and answers "computing"), "worker" (not a request: the
+   tasks it queued on the ``interactive`` queue, run in this process as a worker would, never
+   marked ``!``), "after worker" (the poll that picks them up), "worker again" and "after worker
+   again" (the intervals, queued by that poll when the report came from the queue) and "repeat"
+   (a reload while nothing changed).
 
 It prints each figure as a ratio to the first size with the same judgements (the volunteer
 target: within 10 % at 1,000,000 pairs; the staff target: 150 ms of web and PostgreSQL CPU per
@@ -348,7 +354,20 @@ def staff_pages(campaign: Any, figures: Figures) -> None:
     for name, path in pages.items():
         cache.clear()  # the kept verdicts and counts
         caches["analyses"].clear()  # the kept reports
-        for view in ("first", "repeat"):
+        views = (
+            ("first", "worker", "after worker", "worker again", "after worker again", "repeat")
+            if path.startswith("/staff/dashboard/data/")
+            else ("first", "repeat")
+        )
+        for view in views:
+            if view.startswith("worker"):  # what the interactive worker pays, in this process (no request)
+                web, pg = time.process_time(), backend_cpu_ms(pid)
+                with CaptureQueriesContext(connection) as queries:
+                    run_interactive_tasks()
+                figures.staff[f"{name} ({view})"] = StaffView(
+                    200, (time.process_time() - web) * 1000, backend_cpu_ms(pid) - pg, len(queries)
+                )
+                continue
             web, pg = time.process_time(), backend_cpu_ms(pid)
             try:
                 with CaptureQueriesContext(connection) as queries:
@@ -366,6 +385,34 @@ def staff_pages(campaign: Any, figures: Figures) -> None:
             )
     with connection.cursor() as cursor:
         cursor.execute("SET statement_timeout = 0")
+
+
+def run_interactive_tasks() -> int:
+    """Run here, until none is left, the tasks the dashboard queued on the ``interactive`` queue
+    (its report for a large campaign, then its intervals): what a worker does off the request
+    path. The number run."""
+    import base64
+    import json
+
+    from django.conf import settings
+
+    from paraeval.celery import app
+    from scoring.reports import tasks  # registers them
+
+    assert tasks.compute_dashboard_report.name in app.tasks
+    folder = Path(settings.CELERY_BROKER_TRANSPORT_OPTIONS["data_folder_in"])
+    ran = 0
+    for _ in range(10):
+        # One message a file, named "<id>.<queue>.msg": only the interactive queue's.
+        messages = sorted(folder.glob("*.interactive.*")) if folder.is_dir() else []
+        if not messages:
+            break
+        for path in messages:
+            payload = json.loads(path.read_text())
+            path.unlink()
+            app.tasks[payload["headers"]["task"]](**json.loads(base64.b64decode(payload["body"]))[1])
+            ran += 1
+    return ran
 
 
 def staff_user() -> Any:
@@ -401,9 +448,10 @@ def report(size: int, figures: Figures, reference: Figures | None) -> None:
         )
     for name, view in figures.staff.items():
         total = view.web_ms + view.pg_ms
+        missed = total > STAFF_BUDGET_MS or view.status != 200
         line = (
             f"    {name:<38} [{view.status}] web {view.web_ms:7.1f} ms  PostgreSQL {view.pg_ms:7.1f} ms"
-            f"  statements {view.statements:3d}  {'!' if total > STAFF_BUDGET_MS or view.status != 200 else ' '}"
+            f"  statements {view.statements:3d}  {'!' if missed and '(worker' not in name else ' '}"
         )
         if reference is not None and name in reference.staff:
             ref = reference.staff[name]

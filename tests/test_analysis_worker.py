@@ -73,3 +73,41 @@ def test_intervals_and_meta_evaluation_come_from_the_cpu_worker(tmp_path: Path, 
     assert ready.json()["state"] == "ready"
     assert [metric["label"] for metric in meta["metrics"]] == ["BERTScore", "BLEU", "LEV", "ParaPLUIE FS-DIRECT"]
     assert len(meta["paired"]) == 6 * 6
+
+
+def test_a_large_campaigns_report_comes_from_the_worker(tmp_path: Path, settings, client) -> None:  # type: ignore[no-untyped-def]
+    data = tmp_path / "data"
+    (data / "broker").mkdir(parents=True)
+    settings.CACHES = {
+        **settings.CACHES,
+        "analyses": {**settings.CACHES["analyses"], "LOCATION": str(data / "cache" / "analyses")},
+    }
+    if "KEY_PREFIX" in settings.CACHES["analyses"]:
+        pytest.skip("REDIS_URL is set: this test runs the file-based shared cache")
+    settings.PARAEVAL_DASHBOARD_INLINE_PAIRS = 0  # every campaign is "large"
+    make_scored_campaign(slug="worked", name="Worked", pairs_per_origin=5)
+    client.force_login(make_staff("dash", "pw-for-tests"))
+    with filesystem_broker(data / "broker"):
+        first = client.get("/staff/dashboard/data/", {"campaign": "worked"})
+        assert first.json()["report_status"]["state"] == "computing" and "tables" not in first.json()
+        env = worker_env(DATABASE_URL=shared_database_url(), PARAEVAL_DATA_DIR=str(data))
+        env.pop("REDIS_URL", None)
+        worker = WorkerProcess(env, tmp_path, name="reports", queues="interactive").start()
+        try:
+            filled = wait_for(
+                lambda: (
+                    response
+                    if (response := client.get("/staff/dashboard/data/", {"campaign": "worked"})).json()[
+                        "report_status"
+                    ]["state"]
+                    == "live"
+                    and response.json()["bootstrap"]["state"] == "ready"
+                    else None
+                ),
+                timeout=120,
+                what=f"the report and its intervals from the worker\n{worker.log()[-3000:]}",
+            )
+        finally:
+            worker.stop()
+    assert "compute_dashboard_report" in worker.log() and "compute_report_intervals" in worker.log()
+    assert filled["ETag"] != first["ETag"] and filled.json()["tables"]

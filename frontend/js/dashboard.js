@@ -156,7 +156,8 @@
     error.textContent = lastError || "";
     dot.className = "live-dot " + (lastError ? "error" : document.hidden ? "paused" : "ok");
     if (!report) {
-      text.textContent = lastError ? "No data." : "Loading…";
+      const noneYet = { computing: "Computing the report…", unavailable: "No report yet." };
+      text.textContent = lastError ? "No data." : noneYet[root.dataset.report] || "Loading…";
       return;
     }
     const counts = report.counts;
@@ -173,6 +174,14 @@
   // --- rendering -----------------------------------------------------------------------------
 
   function render(data) {
+    // A large campaign's report is computed on the interactive queue: say whether this one is
+    // the last kept one (stale) or none is there yet (computing, unavailable).
+    const reportStatus = data.report_status || { state: "live", message: "" };
+    const statusLine = document.getElementById("report-status");
+    statusLine.hidden = reportStatus.state === "live";
+    statusLine.textContent = reportStatus.state === "live" ? "" : reportStatus.message;
+    root.dataset.report = reportStatus.state;
+    if (!data.tables) return; // nothing computed yet: the poll picks the report up when it is in
     // Flash the counters that changed only when the same selection got new data.
     const previous = report && JSON.stringify(report.filters) === JSON.stringify(data.filters) && report.campaign.id === data.campaign.id ? report : null;
     report = data;

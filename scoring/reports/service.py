@@ -28,6 +28,7 @@ import hashlib
 import json
 import logging
 from dataclasses import dataclass, field, replace
+from datetime import UTC, datetime
 from typing import Any
 
 from django.conf import settings
@@ -63,8 +64,11 @@ __all__ = [
     "campaign_version",
     "compute_intervals",
     "compute_meta",
+    "compute_points",
+    "dashboard_report",
     "default_resamples",
     "default_seed",
+    "keep_body",
     "meta_options",
     "meta_status",
     "report_etag",
@@ -80,10 +84,12 @@ logger = logging.getLogger(__name__)
 # How long a result may stay in the cache without being asked for (seconds).
 CACHE_SECONDS = 6 * 3600
 INTERVALS_WHAT = "The 95% bootstrap intervals"
+REPORT_WHAT = "The report"
 META_WHAT = "The paired comparisons"
 # The interactive-queue tasks, sent by name (scoring/reports/tasks.py defines them).
 INTERVALS_TASK = "scoring.reports.tasks.compute_report_intervals"
 META_TASK = "scoring.reports.tasks.compute_meta_evaluation"
+REPORT_TASK = "scoring.reports.tasks.compute_dashboard_report"
 
 
 def shared_cache() -> BaseCache:
@@ -322,7 +328,10 @@ def report_etag(
     ``304`` answers still sees them arrive."""
     options = _options(filters, resamples, seed)
     version = _version(dataset.data_state(campaign_id), filters, options)
-    analyses = _Analyses()
+    return _report_etag(_Analyses(), campaign_id, filters, options, version)
+
+
+def _report_etag(analyses: _Analyses, campaign_id: int, filters: Filters, options: ReportOptions, version: str) -> str:
     ready = options.resamples == 0 or _cached_intervals(analyses, campaign_id, filters, options, version) is not None
     if ready:
         return _etag(version, None)
@@ -473,6 +482,187 @@ def _campaign_report(
         generated_at=timezone.now().isoformat(),
         tables=all_tables(report),
     )
+
+
+# --- the dashboard's report, computed off the request path for a large campaign -----------------
+
+
+@dataclass(frozen=True)
+class DashboardReport:
+    """What the dashboard's poll answers.
+
+    ``state``: "live" (``report`` is for the current data), "stale" (``report`` is the last one
+    kept, for older data, while the current one is computed on the ``interactive`` queue),
+    "computing" (none kept yet) or "unavailable" (none kept, and the queue or the cache cannot
+    compute one now). ``message`` says it in words; ``etag`` changes with each of them."""
+
+    state: str
+    message: str
+    version: str
+    etag: str
+    report: CampaignReport | None = None  # a report computed for this answer
+    body: KeptBody | None = None  # else the kept answer sent (its report's JSON)
+    not_modified: bool = False  # the poll's tag is current: nothing was read
+
+
+def inline_pairs() -> int:
+    """Campaigns of at most this many pairs get their dashboard report in the request
+    (setting ``PARAEVAL_DASHBOARD_INLINE_PAIRS``)."""
+    return int(settings.PARAEVAL_DASHBOARD_INLINE_PAIRS)
+
+
+# How long the answer of :func:`_is_large` is kept: a campaign grows past the bound by an import,
+# and computing a large one in the request a few more minutes is slow, not wrong.
+LARGE_SECONDS = 300
+
+
+def _is_large(campaign: Any) -> bool:
+    """More pairs than :func:`inline_pairs`: a count that stops at the bound (an index range),
+    kept a few minutes in the default cache so that an unchanged poll does not repeat it."""
+    from django.core.cache import cache
+
+    from annotate.models import Pair
+
+    bound = inline_pairs()
+    key = f"paraeval:dashboard-large:{campaign.pk}:{bound}"
+    try:
+        known = cache.get(key)
+    except Exception:  # noqa: BLE001 - without the cache, count
+        known = None
+    if isinstance(known, bool):
+        return known
+    large = Pair.objects.filter(campaign=campaign)[: bound + 1].count() > bound
+    try:
+        cache.set(key, large, LARGE_SECONDS)
+    except Exception:  # noqa: BLE001 - counted again next time
+        logger.debug("cannot keep whether campaign %s is large", campaign.pk)
+    return large
+
+
+def compute_points(campaign_id: int, filters: Filters, resamples: int, seed: int) -> str:
+    """Compute (now, in this process) and keep the dashboard's report without its intervals (with
+    them off, the whole report); its version. What the ``interactive`` worker runs for a large
+    campaign. Raises ``Campaign.DoesNotExist``."""
+    options = _options(filters, resamples, seed)
+    state = dataset.data_state(campaign_id)
+    version = _version(state, filters, options)
+    kind = "points" if options.resamples else "report"
+    result = _campaign_report(
+        state, filters, replace(options, intervals=False) if options.resamples else options, version
+    )
+    shared_cache().set(_report_slot(kind, campaign_id, filters, options), result, CACHE_SECONDS)
+    # A short mark the polls read instead of the report itself.
+    shared_cache().set(_report_slot("computed", campaign_id, filters, options), version, CACHE_SECONDS)
+    return version
+
+
+def _queue_report(campaign_id: int, filters: Filters, options: ReportOptions, version: str) -> Wait:
+    """Queue the report once per version, and again when that task was lost (:mod:`waits`)."""
+    job = waits.job_key(_report_slot("points", campaign_id, filters, options), version)
+    arguments = _arguments(campaign_id, filters, options.resamples, options.seed, job)
+    try:
+        return waits.wait_for(job, REPORT_WHAT, lambda: _send(REPORT_TASK, arguments))
+    except (BrokerError, OSError) as error:  # broker down: say so instead of spinning forever
+        logger.warning("cannot queue the report of campaign %s: %s", campaign_id, error)
+        return Wait("unavailable", 0, f"The task queue is unreachable ({type(error).__name__}): no new report for now.")
+
+
+@dataclass(frozen=True)
+class KeptBody:
+    """The dashboard's last live answer for one campaign and filters, as JSON bytes (without its
+    ``report_status``), with the data ``version``, ``etag`` and ``generated_at`` of its report:
+    a repeat view sends it as it is, whatever the campaign's size."""
+
+    version: str
+    etag: str
+    generated_at: str
+    content: bytes
+
+
+def keep_body(campaign_id: int, filters: Filters, body: KeptBody) -> None:
+    """Keep the dashboard's answer (only one whose intervals are in: it no longer changes)."""
+    _Analyses().set(_report_slot("body", campaign_id, filters, _options(filters, None, None)), body)
+
+
+def _kept_body(analyses: _Analyses, campaign_id: int, filters: Filters, options: ReportOptions) -> KeptBody | None:
+    """The last answer kept for these filters, whatever its data version (None when none is)."""
+    if analyses.failure:
+        return None
+    try:
+        kept = shared_cache().get(_report_slot("body", campaign_id, filters, options))
+    except Exception as error:  # noqa: BLE001 - a cache failure is no kept answer, logged
+        analyses._failed(error)
+        return None
+    return kept if isinstance(kept, KeptBody) else None
+
+
+def _computed_version(analyses: _Analyses, campaign_id: int, filters: Filters, options: ReportOptions) -> str:
+    """The data version of the report last computed on the queue (a short string: no report read)."""
+    if analyses.failure:
+        return ""
+    try:
+        marked = shared_cache().get(_report_slot("computed", campaign_id, filters, options))
+    except Exception as error:  # noqa: BLE001 - a cache failure is a miss, logged
+        analyses._failed(error)
+        return ""
+    return marked if isinstance(marked, str) else ""
+
+
+def _answers_since(campaign: Any, moment: str) -> int:
+    """Volunteers' answers in the campaign after ``moment`` (an ISO time): an index range."""
+    from annotate.models import Judgement
+
+    return Judgement.objects.filter(
+        pair__campaign=campaign, answered_at__gt=datetime.fromisoformat(moment), is_training=False
+    ).count()
+
+
+def _stale_message(kept: KeptBody, answers: int, wait: Wait) -> str:
+    moment = datetime.fromisoformat(kept.generated_at).astimezone(UTC).strftime("%Y-%m-%d %H:%M:%S UTC")
+    since = f"{answers:,} answer{'' if answers == 1 else 's'} since"
+    if wait.phase == "unavailable":
+        return f"As of {moment}; {since}; not updating: {wait.message}"
+    return f"As of {moment}; {since}; updating. {wait.message}"
+
+
+def dashboard_report(
+    campaign_id: int, *, filters: Filters = ALL_PAIRS, if_none_match: str | None = None
+) -> DashboardReport:
+    """The dashboard's answer.
+
+    * The answer kept for the current data version (:func:`keep_body`): sent as it is.
+    * A campaign of at most :func:`inline_pairs` pairs, or one whose report the ``interactive``
+      queue has computed for this version: :func:`campaign_report` with deferred intervals
+      ("live"; the caller keeps its answer once the intervals are in).
+    * Else the report is queued on the ``interactive`` queue (once per version, again when
+      lost) and the answer is the last kept one ("stale", saying as of when and how many answers
+      came since) or none ("computing"; "unavailable" when the broker is down).
+
+    ``if_none_match``: the poll's tag; when it is current, no report is read (``not_modified``).
+    Raises ``Campaign.DoesNotExist`` and :class:`FilterError`.
+    """
+    options = _options(filters, None, None)
+    state = dataset.data_state(campaign_id)
+    version = _version(state, filters, options)
+    analyses = _Analyses()
+    kept = _kept_body(analyses, campaign_id, filters, options)
+    if kept is not None and kept.version == version:
+        return DashboardReport("live", "", version, kept.etag, body=kept)
+    computed = _computed_version(analyses, campaign_id, filters, options) == version
+    if computed or analyses.failure or not _is_large(state.campaign):
+        etag = _report_etag(analyses, campaign_id, filters, options, version)
+        if etag == if_none_match:
+            return DashboardReport("live", "", version, etag, not_modified=True)
+        report = campaign_report(campaign_id, filters=filters, deferred_intervals=True)
+        return DashboardReport("live", "", report.version, report_etag_of(report), report)
+    wait = _queue_report(campaign_id, filters, options, version)
+    tag = f'"{version}-r{wait.phase}{wait.attempt}"'
+    if kept is not None:
+        answers = _answers_since(state.campaign, kept.generated_at)
+        return DashboardReport("stale", _stale_message(kept, answers, wait), version, tag, body=kept)
+    if wait.phase == "unavailable":
+        return DashboardReport("unavailable", f"No report yet. {wait.message}", version, tag)
+    return DashboardReport("computing", f"Computing the report… {wait.message}", version, tag)
 
 
 # --- the meta-evaluation ---------------------------------------------------------------------------

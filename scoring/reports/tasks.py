@@ -1,5 +1,6 @@
 """Celery tasks of the analyses on the ``interactive`` queue, off the request path: the meta-evaluation
-(paired tests etc.) and the dashboard report's bootstrap intervals.
+(paired tests etc.), the dashboard report's bootstrap intervals and, for a large campaign, the
+dashboard report itself.
 
 Thin: each calls :mod:`scoring.reports.service`, which sends them by name
 (``service.META_TASK``, ``service.INTERVALS_TASK``) and never imports this module (tasks ->
@@ -57,12 +58,41 @@ def _compute_report_intervals(
     return version
 
 
+def _compute_dashboard_report(
+    campaign_id: int, filters: dict[str, Any], resamples: int, seed: int, job: str | None = None
+) -> str | None:
+    """Compute and keep the dashboard's report of a large campaign (its intervals follow on the
+    same queue); its version."""
+    from scoring.reports import service
+    from scoring.reports.dataset import Filters
+
+    if not waits.started(job):
+        return None  # a copy queued again already delivered
+    try:
+        version = service.compute_points(campaign_id, Filters.from_dict(filters), resamples, seed)
+    except Campaign.DoesNotExist:
+        return None  # deleted meanwhile: nothing to do
+    waits.finished(job)
+    return version
+
+
+# A report of a million pairs takes about a minute; a hung database must not hold the queue
+# for ever (the wait record queues it again after waits.RUN_SECONDS).
+REPORT_TIME_LIMIT = 600
+
 compute_meta_evaluation = shared_task(
     name="scoring.reports.tasks.compute_meta_evaluation", ignore_result=True, acks_late=True
 )(_compute_meta_evaluation)
 compute_report_intervals = shared_task(
     name="scoring.reports.tasks.compute_report_intervals", ignore_result=True, acks_late=True
 )(_compute_report_intervals)
+compute_dashboard_report = shared_task(
+    name="scoring.reports.tasks.compute_dashboard_report",
+    ignore_result=True,
+    acks_late=True,
+    soft_time_limit=REPORT_TIME_LIMIT,
+    time_limit=REPORT_TIME_LIMIT + 30,
+)(_compute_dashboard_report)
 
 
 def _refresh_volunteer_verdicts(campaign_id: int, job: str | None = None) -> None:

@@ -10,11 +10,13 @@ estimates, and the ETag changes again when the intervals are in.
 
 from __future__ import annotations
 
+import json
 from typing import Any
 
 from django import forms
 from django.conf import settings
 from django.contrib.admin.views.decorators import staff_member_required
+from django.core.serializers.json import DjangoJSONEncoder
 from django.http import HttpRequest, HttpResponse, HttpResponseNotModified, JsonResponse
 from django.shortcuts import render
 from django.urls import reverse
@@ -30,7 +32,7 @@ from scoring.reports import dataset, stopping
 from scoring.reports.dataset import Filters
 from scoring.reports.failures import failure_reasons, failures_json
 from scoring.reports.robustness import robustness_readings
-from scoring.reports.service import FilterError, campaign_report, report_etag, report_etag_of
+from scoring.reports.service import DashboardReport, FilterError, KeptBody, dashboard_report, keep_body
 from scoring.tuning import service as judge_tuning
 
 # Seconds between two polls of the JSON endpoint by the page.
@@ -152,7 +154,10 @@ def _paraphrasus_context(campaign: Campaign, fit_on: str | None) -> dict[str, An
 @never_cache
 @require_GET
 def dashboard_data(request: HttpRequest) -> HttpResponse:
-    """The report as JSON; ``304`` when ``If-None-Match`` holds the current version."""
+    """The report as JSON; ``304`` when ``If-None-Match`` holds the current version.
+
+    ``report_status`` says whether the report is live, the last kept one while a newer one is
+    computed ("stale"), or not there yet ("computing", "unavailable"), in words."""
     user = request.user
     if not (user.is_authenticated and user.is_active and user.is_staff):
         return JsonResponse({"error": "Staff login required.", "login": reverse("admin:login")}, status=403)
@@ -163,19 +168,34 @@ def dashboard_data(request: HttpRequest) -> HttpResponse:
     if campaign is None:
         return JsonResponse({"error": f"No campaign {form.cleaned_data.get('campaign')!r}."}, status=404)
     try:
-        filters = form.filters()
-        etag = report_etag(campaign.pk, filters=filters)
-        if request.headers.get("If-None-Match") == etag:
-            response: HttpResponse = HttpResponseNotModified()
-        else:
-            report = campaign_report(campaign.pk, filters=filters, deferred_intervals=True)
-            # The report may be newer than the version read above: label it with its own.
-            etag = report_etag_of(report)
-            # The failed scores are redrawn by the poll too (a new failure changes the version).
-            response = JsonResponse(
-                {**report.as_json(), "failures": failures_json(campaign), "stopping": stopping.stopping_json(campaign)}
-            )
+        answer = dashboard_report(
+            campaign.pk, filters=form.filters(), if_none_match=request.headers.get("If-None-Match")
+        )
     except FilterError as error:
         return JsonResponse({"error": str(error)}, status=400)
-    response["ETag"] = etag
+    if answer.not_modified or request.headers.get("If-None-Match") == answer.etag:
+        response: HttpResponse = HttpResponseNotModified()
+    else:
+        response = HttpResponse(_body(campaign, answer), content_type="application/json")
+    response["ETag"] = answer.etag
     return response
+
+
+def _body(campaign: Campaign, answer: DashboardReport) -> bytes:
+    """The answer's JSON: its status first, then the report (kept bytes, or computed now and kept
+    once its intervals are in, so that a repeat view costs the same at any size)."""
+    status = json.dumps({"report_status": {"state": answer.state, "message": answer.message}})[:-1].encode()
+    report = answer.report
+    if report is None:
+        kept = answer.body
+        if kept is None:  # nothing to show yet
+            return status + b', "version": ' + json.dumps(answer.version).encode() + b"}"
+        return status + b", " + kept.content[1:]
+    # The failed scores are redrawn by the poll too (a new failure changes the version).
+    content = json.dumps(
+        {**report.as_json(), "failures": failures_json(campaign), "stopping": stopping.stopping_json(campaign)},
+        cls=DjangoJSONEncoder,
+    ).encode()
+    if report.report.bootstrap.state in ("ready", "off") and not report.cache_unavailable:
+        keep_body(campaign.pk, report.filters, KeptBody(report.version, answer.etag, report.generated_at, content))
+    return status + b", " + content[1:]
