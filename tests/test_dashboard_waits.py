@@ -162,3 +162,39 @@ def test_the_worker_labels_its_result_with_the_data_it_read_not_an_older_cached_
     Campaign.objects.filter(pk=campaign_id).update(exclude_failed_checks=scored.campaign.exclude_failed_checks + 1)
     result = compute_meta(campaign_id, filters, options)
     assert result.version == meta_version(dataset.data_state(campaign_id), filters, options)
+
+
+def test_one_computation_per_slot_newer_data_waits_behind_the_running_one(clock):  # type: ignore[no-untyped-def]
+    """On a large live campaign every poll sees new data: it must not queue a computation each."""
+    sent: list[str] = []
+    old, new, newer = (waits.job_key("report:7", version) for version in ("v1", "v2", "v3"))
+    assert waits.wait_for(old, "The report", lambda: sent.append(old)).phase == "queued"
+    clock[0] += 30
+    behind = waits.wait_for(new, "The report", lambda: sent.append(new))
+    assert behind == waits.Wait(
+        "behind",
+        1,
+        "The report: waiting for the computation for earlier data to finish (queued at 14:13:20 UTC); "
+        "then queued for the current data.",
+    )
+    waits.started(old)
+    assert waits.wait_for(newer, "The report", lambda: sent.append(newer)).message == (
+        "The report: waiting for the computation for earlier data to finish "
+        "(an interactive worker started it at 14:13:50 UTC); then queued for the current data."
+    )
+    assert sent == [old]
+    # Another slot is not held up by it.
+    other = waits.job_key("intervals:7", "v3")
+    assert waits.wait_for(other, "The intervals", lambda: sent.append(other)).phase == "queued"
+    waits.finished(old)
+    assert waits.wait_for(newer, "The report", lambda: sent.append(newer)).phase == "queued"
+    assert sent == [old, other, newer]
+
+
+def test_a_lost_earlier_computation_does_not_hold_newer_data_back(clock):  # type: ignore[no-untyped-def]
+    sent: list[str] = []
+    old, new = waits.job_key("report:8", "v1"), waits.job_key("report:8", "v2")
+    waits.wait_for(old, "The report", lambda: sent.append(old))
+    clock[0] += 121  # no worker started it: lost
+    assert waits.wait_for(new, "The report", lambda: sent.append(new)).phase == "queued"
+    assert sent == [old, new]

@@ -14,6 +14,12 @@ worker started it and when it finished. A poll that finds no result looks at tha
   result for other data (the data changed while it ran); queue it again. (The grace lets a web
   process whose view of the data is up to a minute old catch up with the worker's.)
 
+One job per result slot at a time: while the job for earlier data of the same slot is queued or
+running (and not lost), a poll for newer data queues nothing and waits behind it. On a large
+campaign that answers arrive in every second, each poll sees new data; queueing a computation of
+minutes for each would fill the ``interactive`` queue that uploads and imports share. The job
+reads the data when it starts, so the wait is at most one computation longer.
+
 The page shows :attr:`Wait.message`, which names what it waits for and when it gives up on it.
 The tasks are idempotent, so a job queued twice costs at most one more computation.
 """
@@ -61,6 +67,23 @@ def _cache() -> BaseCache:
 def job_key(slot: str, version: str) -> str:
     """The record of the job that computes ``slot`` for data ``version``."""
     return f"{slot}:job:{version}"
+
+
+def _in_flight_key(job: str) -> str:
+    """Where the slot of ``job`` names its last queued job."""
+    return f"{job.rsplit(':job:', 1)[0]}:in-flight"
+
+
+def _ahead(job: str, now: float) -> dict[str, Any] | None:
+    """The record of the slot's job for other data when it is still queued or running (not lost)."""
+    cache = _cache()
+    other = cache.get(_in_flight_key(job))
+    if other is None or other == job:
+        return None
+    record: dict[str, Any] | None = cache.get(other)
+    if record is None or record.get("finished_at") is not None or _lost(record, now):
+        return None
+    return record
 
 
 def _clock(moment: float) -> str:
@@ -127,6 +150,9 @@ def wait_for(job: str, what: str, send: Callable[[], None]) -> Wait:
     moment = _now()
     record: dict[str, Any] | None = cache.get(job)
     if record is None:
+        ahead = _ahead(job, moment)
+        if ahead is not None:
+            return _behind(ahead, what)
         record = {"attempt": 1, "queued_at": moment, "started_at": None, "finished_at": None, "why": ""}
         if cache.add(job, record, RECORD_SECONDS):
             _send(job, record, send)
@@ -145,6 +171,20 @@ def wait_for(job: str, what: str, send: Callable[[], None]) -> Wait:
     return _describe(record, what)
 
 
+def _behind(ahead: dict[str, Any], what: str) -> Wait:
+    started = ahead.get("started_at")
+    where = (
+        f"an interactive worker started it at {_clock(started)}"
+        if started is not None
+        else f"queued at {_clock(ahead['queued_at'])}"
+    )
+    return Wait(
+        "behind",
+        int(ahead["attempt"]),
+        f"{what}: waiting for the computation for earlier data to finish ({where}); then queued for the current data.",
+    )
+
+
 def _send(job: str, record: dict[str, Any], send: Callable[[], None]) -> None:
     try:
         send()
@@ -152,6 +192,7 @@ def _send(job: str, record: dict[str, Any], send: Callable[[], None]) -> None:
         _cache().delete(job)
         _cache().delete(f"{job}:attempt:{record['attempt']}")
         raise
+    _cache().set(_in_flight_key(job), job, RECORD_SECONDS)
 
 
 def _update(job: str | None, **fields: float) -> dict[str, Any] | None:
