@@ -89,7 +89,11 @@ if [[ ! -f "$stamp" ]]; then
   if [[ $DEV == 1 ]]; then
     # The served-judge tests' LLM server (requirements-served.txt): built from source once, then
     # pip's cached wheel. A failed build leaves those tests skipped, saying why, not the set-up broken.
-    "$VENV/bin/pip" install --quiet --disable-pip-version-check -r requirements-served.txt 2>&1 | grep -v '^WARNING: Location' || true
+    # Built for AVX2 machines, not -march=native: on a virtual machine whose CPU reports AVX-512
+    # and AMX without the kernel enabling them, the native build dies of a general protection
+    # fault in its first completion (seen here). PARAEVAL_LLAMA_CMAKE_ARGS overrides the flags.
+    CMAKE_ARGS=${PARAEVAL_LLAMA_CMAKE_ARGS:-"-DGGML_NATIVE=OFF -DGGML_AVX=ON -DGGML_AVX2=ON -DGGML_FMA=ON -DGGML_F16C=ON"} \
+      "$VENV/bin/pip" install --quiet --disable-pip-version-check -r requirements-served.txt 2>&1 | grep -v '^WARNING: Location' || true
     "$VENV/bin/pip" show llama-cpp-python >/dev/null 2>&1 \
       || log "WARNING: llama-cpp-python did not install: the tests marked served will be skipped"
   fi
