@@ -43,6 +43,8 @@ visit walks what the build left behind.
     .venv/bin/python benchmarks/scale.py --database postgres://postgres@127.0.0.1:5432/bench_scale
     .venv/bin/python benchmarks/scale.py --database … --sizes 2000,100000 --judgements 0
     .venv/bin/python benchmarks/scale.py --database … --sizes 2000,1000000 --judgements 300000 --volunteers 0
+    .venv/bin/python benchmarks/scale.py --database … --sizes 2000,1000000 --judgements 300000 --volunteers 0 \
+        --pages "pair list,export start"
 """
 
 from __future__ import annotations
@@ -319,9 +321,21 @@ class StaffView:
     statements: int
 
 
-def staff_pages(campaign: Any, figures: Figures) -> None:
-    """Each staff page twice: first with an empty cache (what the first visit after a change
-    pays), then again (what a reload pays while nothing changed)."""
+STAFF_PAGES = (
+    "home",
+    "progress (dashboard data)",
+    "volunteers",
+    "pair list",
+    "pair list by metric",
+    "one pair",
+    "status",
+    "export start",
+)
+
+
+def staff_pages(campaign: Any, figures: Figures, only: set[str] | None = None) -> None:
+    """Each staff page (of ``only``, when given) twice: first with an empty cache (what the first
+    visit after a change pays), then again (what a reload pays while nothing changed)."""
     from django.core.cache import cache, caches
     from django.db import connection
     from django.db.utils import OperationalError
@@ -346,6 +360,9 @@ def staff_pages(campaign: Any, figures: Figures) -> None:
         "status": "/staff/status/",
         "export start": f"/staff/export/{slug}/?level=pairs&format=csv",
     }
+    assert tuple(pages) == STAFF_PAGES, "STAFF_PAGES names the pages measured here"
+    if only is not None:
+        pages = {name: path for name, path in pages.items() if name in only}
     with connection.cursor() as cursor:
         cursor.execute("SELECT pg_backend_pid()")
         (pid,) = cursor.fetchone()
@@ -467,7 +484,9 @@ def report(size: int, figures: Figures, reference: Figures | None) -> None:
         print(f"    {line}")
 
 
-def run(sizes: list[int], judgements: list[int], volunteers: int, scores: bool, staff: bool) -> None:
+def run(
+    sizes: list[int], judgements: list[int], volunteers: int, scores: bool, staff: bool, pages: set[str] | None
+) -> None:
     import logging
 
     import django
@@ -517,7 +536,7 @@ def run(sizes: list[int], judgements: list[int], volunteers: int, scores: bool, 
                     cursor.execute("SET enable_seqscan = off")  # as the planner does on large tables
                 figures.flagged = visit(campaign, None)
             if staff:
-                staff_pages(campaign, figures)
+                staff_pages(campaign, figures, pages)
             report(size, figures, beside or reference)
             print(f"  (built in {built:.0f} s, measured in {time.perf_counter() - started - built:.0f} s)")
             if reference is None:  # (the campaign stays: later ones have it beside them)
@@ -532,7 +551,14 @@ def main() -> None:
     parser.add_argument("--volunteers", type=int, default=10, help="visits measured per campaign (0: staff pages only)")
     parser.add_argument("--no-scores", action="store_true", help="no metric scores (a faster build)")
     parser.add_argument("--no-staff", action="store_true", help="volunteer requests only, no staff page")
+    parser.add_argument(
+        "--pages",
+        help=f"staff pages to measure, comma-separated (default: all of {', '.join(STAFF_PAGES)})",
+    )
     options = parser.parse_args()
+    pages = None if options.pages is None else {name.strip() for name in options.pages.split(",")}
+    if pages is not None and not pages <= set(STAFF_PAGES):
+        parser.error(f"unknown staff page(s): {', '.join(sorted(pages - set(STAFF_PAGES)))}")
     sizes = [int(value) for value in options.sizes.split(",")]
     judgements = [int(value) for value in options.judgements.split(",")]
     name = options.database.rsplit("/", 1)[1]
@@ -542,7 +568,7 @@ def main() -> None:
     try:
         with tempfile.TemporaryDirectory(prefix="scale-") as folder:
             configure(Path(folder) / "data", options.database)
-            run(sizes, judgements, options.volunteers, not options.no_scores, not options.no_staff)
+            run(sizes, judgements, options.volunteers, not options.no_scores, not options.no_staff, pages)
     finally:
         from django.db import connections
 
