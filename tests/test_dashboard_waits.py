@@ -198,3 +198,46 @@ def test_a_lost_earlier_computation_does_not_hold_newer_data_back(clock):  # typ
     clock[0] += 121  # no worker started it: lost
     assert waits.wait_for(new, "The report", lambda: sent.append(new)).phase == "queued"
     assert sent == [old, new]
+
+
+@pytest.mark.parametrize(
+    "task, arguments",
+    [
+        ("compute_meta_evaluation", {"filters": {}, "resamples": 50, "seed": 1}),
+        ("compute_report_intervals", {"filters": {}, "resamples": 50, "seed": 1}),
+        ("compute_dashboard_report", {"filters": {}, "resamples": 50, "seed": 1}),
+        ("refresh_volunteer_verdicts", {}),
+    ],
+)
+def test_an_interactive_task_skips_a_delivered_copy_and_a_deleted_campaign(clock, task, arguments):  # type: ignore[no-untyped-def]
+    from scoring.reports import tasks
+
+    run = getattr(tasks, task)
+    missing = (Campaign.objects.order_by("-pk").values_list("pk", flat=True).first() or 0) + 1000
+    # A deleted campaign: nothing computed, nothing raised, and the wait is not marked finished
+    # (the page queues the work again after its bounded time instead of waiting for a result).
+    job = waits.job_key(f"{task}:{missing}", "v1")
+    waits.wait_for(job, "The work", lambda: None)
+    assert run.run(missing, job=job, **arguments) is None
+    record = cache_record(job)
+    assert (record["started_at"], record["finished_at"]) == (1_790_000_000.0, None)
+    # A copy queued again after the first one delivered: skipped, on a campaign that exists.
+    campaign_id = make_scored_campaign(pairs_per_origin=2).campaign.pk
+    done = waits.job_key(f"{task}:{campaign_id}", "v1")
+    waits.wait_for(done, "The work", lambda: None)
+    waits.started(done)
+    waits.finished(done)
+    clock[0] += 5
+    assert run.run(campaign_id, job=done, **arguments) is None
+    record = cache_record(done)
+    assert (record["started_at"], record["finished_at"]) == (1_790_000_000.0, 1_790_000_000.0)
+    # Run afresh, it computes and says so at the time it finished.
+    again = waits.job_key(f"{task}:{campaign_id}", "v2")
+    waits.wait_for(again, "The work", lambda: None)
+    run.run(campaign_id, job=again, **arguments)
+    assert cache_record(again)["finished_at"] == 1_790_000_005.0
+
+
+def cache_record(job: str) -> dict[str, Any]:
+    record: dict[str, Any] = waits._cache().get(job)
+    return record

@@ -11,12 +11,29 @@ overwrites the same cache slot for the current version.
 
 from __future__ import annotations
 
-from typing import Any
+from collections.abc import Callable
+from typing import Any, TypeVar
 
 from celery import shared_task
 
 from annotate.models import Campaign
 from scoring.reports import waits
+
+T = TypeVar("T")
+
+
+def _run_job(job: str | None, compute: Callable[[], T]) -> T | None:
+    """``compute()`` under the wait record ``job`` that the polling page reads
+    (:mod:`scoring.reports.waits`): nothing when a copy queued again already delivered, or when
+    the campaign was deleted meanwhile; the record says finished only once the value is kept."""
+    if not waits.started(job):
+        return None
+    try:
+        value = compute()
+    except Campaign.DoesNotExist:
+        return None
+    waits.finished(job)
+    return value
 
 
 def _compute_meta_evaluation(
@@ -29,16 +46,9 @@ def _compute_meta_evaluation(
     from scoring.reports import service
     from scoring.reports.dataset import Filters
 
-    if not waits.started(job):
-        return None  # a copy queued again already delivered
     checked = Filters.from_dict(filters)
     options = MetaOptions(reference=checked.reference, resamples=resamples, seed=seed)
-    try:
-        result = service.compute_meta(campaign_id, checked, options)
-    except Campaign.DoesNotExist:
-        return None  # deleted meanwhile: nothing to do
-    waits.finished(job)
-    return result.version
+    return _run_job(job, lambda: service.compute_meta(campaign_id, checked, options).version)
 
 
 def _compute_report_intervals(
@@ -48,14 +58,7 @@ def _compute_report_intervals(
     from scoring.reports import service
     from scoring.reports.dataset import Filters
 
-    if not waits.started(job):
-        return None  # a copy queued again already delivered
-    try:
-        version = service.compute_intervals(campaign_id, Filters.from_dict(filters), resamples, seed)
-    except Campaign.DoesNotExist:
-        return None  # deleted meanwhile: nothing to do
-    waits.finished(job)
-    return version
+    return _run_job(job, lambda: service.compute_intervals(campaign_id, Filters.from_dict(filters), resamples, seed))
 
 
 def _compute_dashboard_report(
@@ -66,14 +69,7 @@ def _compute_dashboard_report(
     from scoring.reports import service
     from scoring.reports.dataset import Filters
 
-    if not waits.started(job):
-        return None  # a copy queued again already delivered
-    try:
-        version = service.compute_points(campaign_id, Filters.from_dict(filters), resamples, seed)
-    except Campaign.DoesNotExist:
-        return None  # deleted meanwhile: nothing to do
-    waits.finished(job)
-    return version
+    return _run_job(job, lambda: service.compute_points(campaign_id, Filters.from_dict(filters), resamples, seed))
 
 
 # A report of a million pairs takes about a minute; a hung database must not hold the queue
@@ -99,13 +95,7 @@ def _refresh_volunteer_verdicts(campaign_id: int, job: str | None = None) -> Non
     """Recompute and keep a campaign's quality verdicts for the staff pages."""
     from scoring.reports import verdicts
 
-    if not waits.started(job):
-        return  # a copy queued again already delivered
-    try:
-        verdicts.refresh_verdicts(campaign_id)
-    except Campaign.DoesNotExist:
-        return  # deleted meanwhile: nothing to do
-    waits.finished(job)
+    _run_job(job, lambda: verdicts.refresh_verdicts(campaign_id))
 
 
 # The quality pass reads every judgement twice: minutes at most even for a large campaign.
