@@ -348,6 +348,10 @@ class Pair(models.Model):
             # Volunteer pages count and pick a campaign's check pairs (a handful among up to a
             # million pairs): without it that count reads every pair of the campaign.
             models.Index(fields=["campaign"], condition=Q(is_check=True), name="pair_campaign_checks_idx"),
+            # The pair list's menus list a campaign's origins and systems by skipping through
+            # these (scoring.reports.pair_pages): a step per value, not a read of every pair.
+            models.Index(fields=["campaign", "origin"], name="pair_campaign_origin_idx"),
+            models.Index(fields=["campaign", "system"], name="pair_campaign_system_idx"),
         ]
 
     def __str__(self) -> str:

@@ -382,7 +382,7 @@ PARAEVAL_PUBLIC_CAMPAIGN = env_str("PARAEVAL_PUBLIC_CAMPAIGN", "")
 PARAEVAL_BOOTSTRAP_RESAMPLES = env_int("PARAEVAL_BOOTSTRAP_RESAMPLES", 1000, minimum=0)
 # Campaigns of more pairs than this get their dashboard report computed on the interactive queue:
 # the page shows the last kept report (or "computing") meanwhile. Smaller ones are computed in the
-# request, exact and live (0: always on the queue).
+# request, exact and live (0: always on the queue). The pair list's worst disagreements follow it.
 PARAEVAL_DASHBOARD_INLINE_PAIRS = env_int("PARAEVAL_DASHBOARD_INLINE_PAIRS", 20_000, minimum=0)
 # The one seed of every resampling (bootstrap intervals, paired tests, cross-validation folds,
 # SPA, ceiling) when a request or `evaluate_metrics` names none: the command line, the

@@ -207,6 +207,7 @@ def test_a_lost_earlier_computation_does_not_hold_newer_data_back(clock):  # typ
         ("compute_report_intervals", {"filters": {}, "resamples": 50, "seed": 1}),
         ("compute_dashboard_report", {"filters": {}, "resamples": 50, "seed": 1}),
         ("refresh_volunteer_verdicts", {}),
+        ("refresh_worst_disagreements", {"config_id": 1, "limit": 20}),
     ],
 )
 def test_an_interactive_task_skips_a_delivered_copy_and_a_deleted_campaign(clock, task, arguments):  # type: ignore[no-untyped-def]

@@ -124,3 +124,43 @@ def test_the_dashboard_leads_to_pairs_from_its_worst_disagreements_and_its_point
     assert opened in under and browser.current_url.startswith(f"{live_server.url}/staff/campaigns/linked/pairs/")
     cache.clear()
     shared_cache().clear()
+
+
+def test_a_large_campaigns_worst_disagreements_dated(
+    browser: WebDriver, live_server, artifacts_dir: Path, settings, queue_dir: Path
+) -> None:  # type: ignore[no-untyped-def]
+    """Above the dashboard's bound the list comes from the interactive worker: "being computed"
+    first, then the list, then the last list dated after a new answer; no sideways scroll."""
+    from django.core.cache import cache, caches
+
+    from tests.test_staff_pair_list_scale import independent_worst, scored_campaign, work
+
+    cache.clear()
+    caches["analyses"].clear()
+    settings.PARAEVAL_DASHBOARD_INLINE_PAIRS = 10
+    campaign, closer, _ = scored_campaign("big", 30, seed=11)
+    log_in(browser, live_server, f"/staff/campaigns/big/pairs/?metric={closer.pk}")
+    window(browser, DESKTOP)
+    notice = browser.find_element(By.ID, "worst-notice").text
+    assert notice.startswith("The worst disagreements are being computed for the first time.")
+    assert browser.find_element(By.CSS_SELECTOR, "#worst tbody").text == "The list is being computed (see above)."
+    work(queue_dir)
+    kept = [row[0] for row in independent_worst(campaign, closer)]
+    make_judgement(pair=campaign.pairs.get(external_id="big-0"), label="same_meaning")
+    browser.refresh()
+    notice = browser.find_element(By.ID, "worst-notice").text
+    assert notice.startswith("Worst disagreements as of ") and ", 1 answer since, refreshing." in notice
+    assert [row.text for row in browser.find_elements(By.CSS_SELECTOR, "#worst tbody tr th a")] == kept
+    browser.execute_script("document.getElementById('worst-title').scrollIntoView()")
+    browser.save_screenshot(str(artifacts_dir / "pairs-worst-dated-1366x768.png"))
+    window(browser, PHONE)
+    assert no_sideways_scroll(browser)
+    browser.execute_script("document.getElementById('worst-title').scrollIntoView()")
+    browser.save_screenshot(str(artifacts_dir / "pairs-worst-dated-390x844.png"))
+    work(queue_dir)
+    browser.refresh()
+    assert not browser.find_elements(By.ID, "worst-notice")
+    names = [row.text for row in browser.find_elements(By.CSS_SELECTOR, "#worst tbody tr th a")]
+    assert names == [row[0] for row in independent_worst(campaign, closer)]
+    cache.clear()
+    caches["analyses"].clear()

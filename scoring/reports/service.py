@@ -68,6 +68,7 @@ __all__ = [
     "dashboard_report",
     "default_resamples",
     "default_seed",
+    "is_large",
     "keep_body",
     "meta_options",
     "meta_status",
@@ -537,6 +538,12 @@ def _is_large(campaign: Any) -> bool:
     except Exception:  # noqa: BLE001 - counted again next time
         logger.debug("cannot keep whether campaign %s is large", campaign.pk)
     return large
+
+
+def is_large(campaign: Any) -> bool:
+    """Whether the campaign has more pairs than :func:`inline_pairs`: its analyses are computed
+    on the ``interactive`` queue, not in a request (kept a few minutes)."""
+    return _is_large(campaign)
 
 
 def compute_points(campaign_id: int, filters: Filters, resamples: int, seed: int) -> str:

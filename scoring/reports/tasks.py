@@ -107,6 +107,23 @@ refresh_volunteer_verdicts = shared_task(
     time_limit=660,
 )(_refresh_volunteer_verdicts)
 
+
+def _refresh_worst_disagreements(campaign_id: int, config_id: int, limit: int, job: str | None = None) -> None:
+    """Recompute and keep a large campaign's worst disagreements under one configuration."""
+    from scoring.reports import pair_pages
+
+    _run_job(job, lambda: pair_pages.refresh_worst_pairs(campaign_id, config_id, limit))
+
+
+# Every score of the configuration and every corpus judgement: seconds for a million pairs.
+refresh_worst_disagreements = shared_task(
+    name="scoring.reports.tasks.refresh_worst_disagreements",
+    ignore_result=True,
+    acks_late=True,
+    soft_time_limit=600,
+    time_limit=660,
+)(_refresh_worst_disagreements)
+
 # The names these tasks had before they followed their module (``scoring.analysis_tasks.*``):
 # messages queued by the previous release still arrive and run. Remove them in the release after 0.1.0.
 FORMER_NAMES = {
