@@ -11,8 +11,12 @@ from typing import Any
 
 import pytest
 from django.core.cache import cache
+from django.db import connection
+from django.test.utils import CaptureQueriesContext
+from django.utils import timezone
 
-from scoring.reports import waits
+from scoring.models import StoppingRule
+from scoring.reports import service, waits
 from scoring.reports.service import META_TASK, REPORT_TASK, shared_cache
 from scoring.reports.tasks import compute_dashboard_report, compute_meta_evaluation, compute_report_intervals
 from tests.builders import make_judgement, make_scored_campaign, make_staff, make_volunteer
@@ -189,3 +193,67 @@ def test_the_page_says_computing_then_draws_the_report(deferred, browser, live_s
     run_queued(queue_dir)  # the report: the next poll (every 5 s) draws it and hides the words
     WebDriverWait(browser, 30, 0.2).until(lambda b: not status.is_displayed())
     assert browser.find_element(By.ID, "dashboard").get_attribute("data-report") == "live"
+
+
+def test_the_polls_after_the_worker_send_the_bytes_of_the_inline_answer(
+    settings, staff_client, queue_dir, clock, monkeypatch
+):  # type: ignore[no-untyped-def]
+    scored = make_scored_campaign(slug="dash", pairs_per_origin=6)  # one failed score
+    StoppingRule.objects.create(
+        campaign=scored.campaign,
+        metric_a=scored.configs["lev"],
+        metric_b=scored.configs["bleu"],
+        alpha=0.05,
+        planned_pairs=100,
+    )
+    moment = timezone.now()
+    monkeypatch.setattr(timezone, "now", lambda: moment)  # the reports' generated_at
+    # Inline (a small campaign): the points in the request, then the intervals from the queue.
+    inline_points = staff_client.get(DASHBOARD, {"campaign": "dash"})
+    assert inline_points.json()["bootstrap"]["state"] == "computing"
+    assert inline_points.json()["failures"][0]["pairs"] == 1 and inline_points.json()["stopping"]["question"]
+    assert run_queued(queue_dir) == [INTERVALS_TASK]
+    inline_ready = staff_client.get(DASHBOARD, {"campaign": "dash"})
+    assert inline_ready.json()["bootstrap"]["state"] == "ready"
+    cache.clear()
+    shared_cache().clear()
+    settings.PARAEVAL_DASHBOARD_INLINE_PAIRS = 0
+    # Large: the worker computes the report, the poll picks it up, then the same for the intervals.
+    assert staff_client.get(DASHBOARD, {"campaign": "dash"}).json()["report_status"]["state"] == "computing"
+    assert run_queued(queue_dir) == [REPORT_TASK]
+    points = staff_client.get(DASHBOARD, {"campaign": "dash"})
+    assert points["ETag"] == inline_points["ETag"] and points.content == inline_points.content
+    assert run_queued(queue_dir) == [INTERVALS_TASK]
+    ready = staff_client.get(DASHBOARD, {"campaign": "dash"})
+    assert ready["ETag"] == inline_ready["ETag"] and ready.content == inline_ready.content
+
+
+def test_a_poll_after_the_worker_reads_its_bytes_and_assembles_nothing(
+    deferred, staff_client, queue_dir, clock, monkeypatch
+):  # type: ignore[no-untyped-def]
+    make_scored_campaign(slug="dash", pairs_per_origin=6)
+    staff_client.get(DASHBOARD, {"campaign": "dash"})  # computing: the report is queued
+    staff_client.get(DASHBOARD, {"campaign": "dash"})  # (the session's and the campaign's reads are warm)
+
+    def assembled(*args: Any, **kwargs: Any) -> Any:
+        raise AssertionError("the request assembled the report")
+
+    def poll() -> tuple[Any, list[str]]:
+        with monkeypatch.context() as patched:
+            for name in ("campaign_report", "build_report", "with_intervals", "all_tables"):
+                patched.setattr(service, name, assembled)
+            patched.setattr(service.CampaignReport, "as_json", assembled)
+            with CaptureQueriesContext(connection) as queries:
+                answer = staff_client.get(DASHBOARD, {"campaign": "dash"})
+        return answer, [query["sql"] for query in queries]
+
+    assert run_queued(queue_dir) == [REPORT_TASK]
+    points, statements = poll()
+    assert points.json()["report_status"]["state"] == "live" and points.json()["bootstrap"]["state"] == "computing"
+    assert points.json()["bootstrap"]["message"].startswith("The 95% bootstrap intervals: waiting for an interactive")
+    # The session, the staff user, the campaign and its data version: nothing of the report.
+    assert len(statements) == 5, statements
+    assert run_queued(queue_dir) == [INTERVALS_TASK]
+    ready, statements = poll()
+    assert ready.json()["bootstrap"]["state"] == "ready" and ready["ETag"].endswith('-i"')
+    assert len(statements) == 5, statements

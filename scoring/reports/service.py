@@ -33,14 +33,17 @@ from typing import Any
 
 from django.conf import settings
 from django.core.cache import BaseCache, caches
+from django.core.serializers.json import DjangoJSONEncoder
 from django.utils import timezone
 from kombu.exceptions import OperationalError as BrokerError
 
 from paraeval import broker
 from paraeval.celery import app
 from scoring.analysis.meta import META_VERSION, MetaEvaluation, MetaOptions, meta_evaluation
+from scoring.analysis.plain import to_json
 from scoring.analysis.report import (
     ANALYSIS_VERSION,
+    BootstrapInfo,
     Intervals,
     Report,
     ReportOptions,
@@ -52,6 +55,8 @@ from scoring.analysis.report import (
 )
 from scoring.reports import dataset, waits
 from scoring.reports.dataset import FilterError, Filters
+from scoring.reports.failures import failures_json
+from scoring.reports.stopping import stopping_json
 from scoring.reports.tables import Table, all_tables
 from scoring.reports.waits import Wait
 
@@ -65,6 +70,7 @@ __all__ = [
     "compute_intervals",
     "compute_meta",
     "compute_points",
+    "dashboard_content",
     "dashboard_report",
     "default_resamples",
     "default_seed",
@@ -333,12 +339,19 @@ def report_etag(
 
 
 def _report_etag(analyses: _Analyses, campaign_id: int, filters: Filters, options: ReportOptions, version: str) -> str:
+    return _etag(version, _intervals_wait(analyses, campaign_id, filters, options, version))
+
+
+def _intervals_wait(
+    analyses: _Analyses, campaign_id: int, filters: Filters, options: ReportOptions, version: str
+) -> Wait | None:
+    """None when the intervals are in (or off); else where their job stands, queued when it is not."""
     ready = options.resamples == 0 or _cached_intervals(analyses, campaign_id, filters, options, version) is not None
     if ready:
-        return _etag(version, None)
+        return None
     if analyses.failure:  # the same tag as the report computed without the cache
-        return _etag(version, Wait("unavailable", 0, ""))
-    return _etag(version, _queue_intervals(campaign_id, filters, options, version))
+        return Wait("unavailable", 0, "")
+    return _queue_intervals(campaign_id, filters, options, version)
 
 
 def _etag(version: str, wait: Wait | None) -> str:
@@ -377,7 +390,9 @@ def _queue_intervals(campaign_id: int, filters: Filters, options: ReportOptions,
 def compute_intervals(campaign_id: int, filters: Filters, resamples: int, seed: int) -> str:
     """Compute (now, in this process) and cache the report's bootstrap intervals; their version.
 
-    What the ``interactive`` worker runs for the dashboard. Raises ``Campaign.DoesNotExist``.
+    What the ``interactive`` worker runs for the dashboard. When that worker also computed the
+    report's points (a large campaign), it keeps the whole report and the dashboard's answer too
+    (:func:`keep_body`). Raises ``Campaign.DoesNotExist``.
     """
     options = _options(filters, resamples, seed)
     state = dataset.data_state(campaign_id)
@@ -386,6 +401,15 @@ def compute_intervals(campaign_id: int, filters: Filters, resamples: int, seed: 
     shared_cache().set(
         _report_slot("intervals", campaign_id, filters, options), CachedIntervals(version, intervals), CACHE_SECONDS
     )
+    analyses = _Analyses()
+    if _computed_version(analyses, campaign_id, filters, options) == version:
+        # The dashboard's report of a large campaign: this worker computed its points, and builds
+        # its answer too, so that the poll that picks it up only sends bytes.
+        points = analyses.get(_report_slot("points", campaign_id, filters, options), CampaignReport, version)
+        if points is not None:
+            result = _with_intervals(points, intervals)
+            analyses.set(_report_slot("report", campaign_id, filters, options), result)
+            _keep_answer(analyses, state.campaign, result, options)
     return version
 
 
@@ -454,19 +478,27 @@ def campaign_report(
         wait = _queue_intervals(campaign_id, filters, options, version)
         intervals = _cached_intervals(analyses, campaign_id, filters, options, version)  # computed meanwhile
         if intervals is None:
-            bootstrap = replace(
-                points.report.bootstrap,
-                state="unavailable" if wait.phase == "unavailable" else "computing",
-                message=wait.message,
-                wait=WaitState(wait.phase, wait.attempt),
-            )
-            return replace(points, report=replace(points.report, bootstrap=bootstrap))
-    # The points and the intervals make the same report as a synchronous computation: keep it.
-    report = with_intervals(points.report, intervals)
-    report = replace(report, bootstrap=replace(report.bootstrap, state="ready", message=""))
-    result = replace(points, report=report, tables=all_tables(report))
+            return replace(points, report=replace(points.report, bootstrap=_waiting(points.report.bootstrap, wait)))
+    result = _with_intervals(points, intervals)
     analyses.set(slot, result)
     return result
+
+
+def _waiting(bootstrap: BootstrapInfo, wait: Wait) -> BootstrapInfo:
+    """The bootstrap section of a report whose intervals are computed elsewhere, saying where."""
+    return replace(
+        bootstrap,
+        state="unavailable" if wait.phase == "unavailable" else "computing",
+        message=wait.message,
+        wait=WaitState(wait.phase, wait.attempt),
+    )
+
+
+def _with_intervals(points: CampaignReport, intervals: Intervals) -> CampaignReport:
+    """The points and the intervals make the same report as a synchronous computation."""
+    report = with_intervals(points.report, intervals)
+    report = replace(report, bootstrap=replace(report.bootstrap, state="ready", message=""))
+    return replace(points, report=report, tables=all_tables(report))
 
 
 def _campaign_report(
@@ -548,8 +580,8 @@ def is_large(campaign: Any) -> bool:
 
 def compute_points(campaign_id: int, filters: Filters, resamples: int, seed: int) -> str:
     """Compute (now, in this process) and keep the dashboard's report without its intervals (with
-    them off, the whole report); its version. What the ``interactive`` worker runs for a large
-    campaign. Raises ``Campaign.DoesNotExist``."""
+    them off, the whole report) and the answer the polls send for it; its version. What the
+    ``interactive`` worker runs for a large campaign. Raises ``Campaign.DoesNotExist``."""
     options = _options(filters, resamples, seed)
     state = dataset.data_state(campaign_id)
     version = _version(state, filters, options)
@@ -558,6 +590,13 @@ def compute_points(campaign_id: int, filters: Filters, resamples: int, seed: int
         state, filters, replace(options, intervals=False) if options.resamples else options, version
     )
     shared_cache().set(_report_slot(kind, campaign_id, filters, options), result, CACHE_SECONDS)
+    # The poll's answer, built here rather than in the request: whole when there are no intervals
+    # to wait for, else around the bootstrap section that each poll writes (:class:`PendingBody`).
+    analyses = _Analyses()
+    if options.resamples:
+        analyses.set(_report_slot("pending-body", campaign_id, filters, options), _pending_body(state.campaign, result))
+    else:
+        _keep_answer(analyses, state.campaign, result, options)
     # A short mark the polls read instead of the report itself.
     shared_cache().set(_report_slot("computed", campaign_id, filters, options), version, CACHE_SECONDS)
     return version
@@ -589,6 +628,60 @@ class KeptBody:
 def keep_body(campaign_id: int, filters: Filters, body: KeptBody) -> None:
     """Keep the dashboard's answer (only one whose intervals are in: it no longer changes)."""
     _Analyses().set(_report_slot("body", campaign_id, filters, _options(filters, None, None)), body)
+
+
+def _encode(value: Any) -> bytes:
+    return json.dumps(value, cls=DjangoJSONEncoder).encode()
+
+
+def _dashboard_json(campaign: Any, result: CampaignReport) -> dict[str, Any]:
+    # The failed scores are redrawn with the report (a new failure changes the version).
+    return {**result.as_json(), "failures": failures_json(campaign), "stopping": stopping_json(campaign)}
+
+
+def dashboard_content(campaign: Any, result: CampaignReport) -> bytes:
+    """The dashboard's answer for ``result`` as JSON bytes (without its ``report_status``): the
+    report, the campaign's failed scores and its stopping rule. The one encoding of it, whether
+    a request or the ``interactive`` worker builds it."""
+    return _encode(_dashboard_json(campaign, result))
+
+
+def _keep_answer(analyses: _Analyses, campaign: Any, result: CampaignReport, options: ReportOptions) -> None:
+    """Keep the answer of a report whose intervals are in (or off), as the dashboard's view does."""
+    body = KeptBody(
+        result.version, _etag(result.version, None), result.generated_at, dashboard_content(campaign, result)
+    )
+    analyses.set(_report_slot("body", campaign.pk, result.filters, options), body)
+
+
+# Stands for the bootstrap section in a :class:`PendingBody` while it is encoded (a string no
+# report holds), so that the bytes around it are split at its JSON.
+_BOOTSTRAP_MARK = "\x00paraeval:bootstrap\x00"
+
+
+@dataclass(frozen=True)
+class PendingBody:
+    """The dashboard's answer for a report of a large campaign whose intervals are still computed:
+    the JSON bytes ``before`` and ``after`` its ``bootstrap`` section, and that section, which each
+    poll completes with where the intervals' job stands (its phase and message change between
+    polls). Built by the ``interactive`` worker with the report: the poll that picks it up encodes
+    only the bootstrap section (a few hundred bytes), the same bytes as :func:`dashboard_content`."""
+
+    version: str
+    generated_at: str
+    bootstrap: BootstrapInfo
+    before: bytes
+    after: bytes
+
+    def content(self, wait: Wait) -> bytes:
+        return self.before + _encode(to_json(_waiting(self.bootstrap, wait))) + self.after
+
+
+def _pending_body(campaign: Any, result: CampaignReport) -> PendingBody:
+    data = _dashboard_json(campaign, result)
+    data["bootstrap"] = _BOOTSTRAP_MARK
+    before, after = _encode(data).split(_encode(_BOOTSTRAP_MARK))
+    return PendingBody(result.version, result.generated_at, result.report.bootstrap, before, after)
 
 
 def _kept_body(analyses: _Analyses, campaign_id: int, filters: Filters, options: ReportOptions) -> KeptBody | None:
@@ -637,10 +730,14 @@ def dashboard_report(
 ) -> DashboardReport:
     """The dashboard's answer.
 
-    * The answer kept for the current data version (:func:`keep_body`): sent as it is.
-    * A campaign of at most :func:`inline_pairs` pairs, or one whose report the ``interactive``
-      queue has computed for this version: :func:`campaign_report` with deferred intervals
-      ("live"; the caller keeps its answer once the intervals are in).
+    * The answer kept for the current data version (:func:`keep_body`; for a large campaign the
+      ``interactive`` worker keeps it with the intervals): sent as it is.
+    * A report the ``interactive`` queue has computed for this version, its intervals still
+      computed: the worker's :class:`PendingBody`, with where the intervals' job stands ("live";
+      no report is read).
+    * A campaign of at most :func:`inline_pairs` pairs (or a computed report without its
+      pending body): :func:`campaign_report` with deferred intervals ("live"; the caller keeps
+      its answer once the intervals are in).
     * Else the report is queued on the ``interactive`` queue (once per version, again when
       lost) and the answer is the last kept one ("stale", saying as of when and how many answers
       came since) or none ("computing"; "unavailable" when the broker is down).
@@ -657,9 +754,18 @@ def dashboard_report(
         return DashboardReport("live", "", version, kept.etag, body=kept)
     computed = _computed_version(analyses, campaign_id, filters, options) == version
     if computed or analyses.failure or not _is_large(state.campaign):
-        etag = _report_etag(analyses, campaign_id, filters, options, version)
+        wait = _intervals_wait(analyses, campaign_id, filters, options, version)
+        etag = _etag(version, wait)
         if etag == if_none_match:
             return DashboardReport("live", "", version, etag, not_modified=True)
+        pending: PendingBody | None = (
+            analyses.get(_report_slot("pending-body", campaign_id, filters, options), PendingBody, version)
+            if computed and wait is not None
+            else None
+        )
+        if pending is not None and wait is not None:  # the worker built the answer: no report is read
+            body = KeptBody(version, etag, pending.generated_at, pending.content(wait))
+            return DashboardReport("live", "", version, etag, body=body)
         report = campaign_report(campaign_id, filters=filters, deferred_intervals=True)
         return DashboardReport("live", "", report.version, report_etag_of(report), report)
     wait = _queue_report(campaign_id, filters, options, version)

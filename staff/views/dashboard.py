@@ -16,7 +16,6 @@ from typing import Any
 from django import forms
 from django.conf import settings
 from django.contrib.admin.views.decorators import staff_member_required
-from django.core.serializers.json import DjangoJSONEncoder
 from django.http import HttpRequest, HttpResponse, HttpResponseNotModified, JsonResponse
 from django.shortcuts import render
 from django.urls import reverse
@@ -30,9 +29,16 @@ from annotate.models import Campaign, campaign_label
 from annotate.teams import campaigns_for
 from scoring.reports import dataset, stopping
 from scoring.reports.dataset import Filters
-from scoring.reports.failures import failure_reasons, failures_json
+from scoring.reports.failures import failure_reasons
 from scoring.reports.robustness import robustness_readings
-from scoring.reports.service import DashboardReport, FilterError, KeptBody, dashboard_report, keep_body
+from scoring.reports.service import (
+    DashboardReport,
+    FilterError,
+    KeptBody,
+    dashboard_content,
+    dashboard_report,
+    keep_body,
+)
 from scoring.tuning import service as judge_tuning
 
 # Seconds between two polls of the JSON endpoint by the page.
@@ -182,8 +188,9 @@ def dashboard_data(request: HttpRequest) -> HttpResponse:
 
 
 def _body(campaign: Campaign, answer: DashboardReport) -> bytes:
-    """The answer's JSON: its status first, then the report (kept bytes, or computed now and kept
-    once its intervals are in, so that a repeat view costs the same at any size)."""
+    """The answer's JSON: its status first, then the report (bytes the worker built or kept
+    earlier, or computed now and kept once its intervals are in, so that a repeat view costs the
+    same at any size)."""
     status = json.dumps({"report_status": {"state": answer.state, "message": answer.message}})[:-1].encode()
     report = answer.report
     if report is None:
@@ -191,11 +198,7 @@ def _body(campaign: Campaign, answer: DashboardReport) -> bytes:
         if kept is None:  # nothing to show yet
             return status + b', "version": ' + json.dumps(answer.version).encode() + b"}"
         return status + b", " + kept.content[1:]
-    # The failed scores are redrawn by the poll too (a new failure changes the version).
-    content = json.dumps(
-        {**report.as_json(), "failures": failures_json(campaign), "stopping": stopping.stopping_json(campaign)},
-        cls=DjangoJSONEncoder,
-    ).encode()
+    content = dashboard_content(campaign, report)
     if report.report.bootstrap.state in ("ready", "off") and not report.cache_unavailable:
         keep_body(campaign.pk, report.filters, KeptBody(report.version, answer.etag, report.generated_at, content))
     return status + b", " + content[1:]
