@@ -43,7 +43,6 @@ from api.serializers import (
     PairSerializer,
     problem_payload,
 )
-from scoring.reports.verdicts import volunteer_verdicts
 
 # Bodies the API docs pre-fill ("Try it out"): a request that works on the demo campaign,
 # instead of the random strings a generator makes from the schema.
@@ -262,6 +261,5 @@ class CampaignExportView(APIView):
                 campaign,
                 options.validated_data["level"],
                 options.validated_data["format"],
-                verdicts=volunteer_verdicts(campaign),  # kept under the change stamp
             )
         )

@@ -264,9 +264,51 @@ def test_queries_do_not_grow_with_judges_or_metrics(campaign, level):
                 make_judgement(pair, volunteer, Label.MOSTLY_SIMILAR)
             for config in metrics:
                 make_score(pair, config, 0.5)
-    assert _queries(busy, level) == _queries(small, level)
+    if level == "pairs":
+        assert _queries(busy, level) == _queries(small, level)
+    else:  # 15 judgements in chunks of 3 against 3: each later chunk may meet new judges (2 statements)
+        assert _queries(small, level) < _queries(busy, level) <= _queries(small, level) + 2 * 4
     # Three more pairs make one more chunk: the metric-column query is not repeated.
     for _ in range(3):
         make_judgement(make_pair(busy), make_volunteer(busy))
-    per_chunk = 3 if level == "pairs" else 0
-    assert _queries(busy, level) <= _queries(small, level) + per_chunk
+    # Per chunk: the pairs, their judgements and their scores (pairs only), and the exclusion
+    # verdicts of the judges it meets first (their record and their own judgements).
+    if level == "pairs":
+        assert _queries(busy, level) == _queries(small, level) + 3 + 2
+    else:  # one cursor, and at most two statements per chunk of 3 of the 18 judgements
+        assert _queries(busy, level) <= 1 + 2 * 6
+
+
+def test_exclusions_found_chunk_by_chunk_equal_the_full_quality_pass() -> None:
+    """Each chunk's judges' verdicts, from their own judgements, give the rows the campaign-wide
+    quality pass gives: every reason of the rule and both staff overrides, across chunks."""
+    from annotate.quality import campaign_quality
+
+    campaign = make_campaign(exclude_failed_checks=1, exclude_median_seconds=2.0, exclude_same_answer_share=0.9)
+    pairs = [make_pair(campaign) for _ in range(12)]
+    check = make_pair(campaign, is_check=True, expected_label=Label.VERY_DIFFERENT.value)
+    labels = list(Label)
+    now = timezone.now()
+    kinds = ["careful", "failed check", "too fast", "same answer", "kept by staff", "excluded by staff", "careful"]
+    for number, kind in enumerate(kinds):
+        override = {"kept by staff": "include", "excluded by staff": "exclude"}.get(kind, "")
+        volunteer = make_volunteer(campaign, exclusion_override=override)
+        if kind in ("failed check", "kept by staff"):
+            make_judgement(check, volunteer, Label.SAME_MEANING, is_check=True)
+        # Judges spread over the pairs so that chunks of three meet them at different times.
+        for index in range(number, number + 10):
+            pair = pairs[index % len(pairs)]
+            label = labels[0] if kind == "same answer" else labels[(index + number) % 4]
+            seconds = 1 if kind == "too fast" else 7
+            make_judgement(pair, volunteer, label, shown_at=now - timedelta(seconds=seconds), answered_at=now)
+    full = campaign_quality(campaign)
+    reasons = {verdict.exclusion_reason for verdict in full}
+    assert sum(verdict.excluded for verdict in full) == 4 and len(reasons) >= 4  # each kind is exercised
+    for level in ("pairs", "judgements"):
+        for format in ("csv", "jsonl"):
+            assert export_text(campaign, level, format, chunk_size=3) == export_text(
+                campaign, level, format, chunk_size=3, verdicts=full
+            ), (level, format)
+    _, rows = read_csv(export_text(campaign, "judgements", "csv", chunk_size=3))
+    excluded = {row["volunteer"] for row in rows if row["excluded"] == "1"}
+    assert excluded == {volunteer_pseudonym(v.token) for v in full if v.excluded}

@@ -8,28 +8,29 @@ list of str); the writers decide how each becomes a CSV cell or a JSON value.
 Reads stay bounded: pairs are read in chunks by id (:func:`by_id_chunks`), judgements streamed with
 ``.iterator(chunk_size=...)``, and
 the label counts and scores are fetched per chunk of pairs, two queries per chunk
-whatever the number of judges or metrics.
+whatever the number of judges or metrics, and two more for the exclusion verdicts of the judges
+a chunk meets first (:class:`ExclusionVerdicts`).
 """
 
 from __future__ import annotations
 
 import math
 from collections import defaultdict
-from collections.abc import Iterator, Sequence
+from collections.abc import Iterable, Iterator, Sequence
 from dataclasses import dataclass
 from datetime import datetime
 from functools import lru_cache
 from itertools import chain, repeat
 from typing import Any
 
-from django.db.models import Case, Count, QuerySet, When
+from django.db.models import QuerySet
 
 from annotate.aggregation import PairVerdict, verdict
 from annotate.exports.scores import score_source
 from annotate.labels import LABEL_ORDER, Label, is_paraphrase
 from annotate.models import Campaign, Judgement, Pair
 from annotate.pseudonyms import volunteer_pseudonym
-from annotate.quality import VolunteerQuality, campaign_quality
+from annotate.quality import VolunteerQuality, rule_verdicts
 
 Row = dict[str, Any]
 
@@ -111,10 +112,30 @@ def _finite(value: float | None) -> float | None:
     return value
 
 
-def _verdicts(campaign: Campaign, verdicts: Sequence[VolunteerQuality] | None) -> Sequence[VolunteerQuality]:
-    """The caller's quality verdicts of ``campaign``, or a fresh quality pass (two passes over its
-    judgements) when it has none."""
-    return campaign_quality(campaign) if verdicts is None else verdicts
+class ExclusionVerdicts:
+    """Who the campaign's exclusion rule (or staff) leaves out, found as the export meets each
+    volunteer.
+
+    Whether a volunteer is excluded reads only that volunteer's own judgements and record
+    (:func:`annotate.quality.rule_verdicts`; it never reads the agreement with others), so each
+    chunk asks only for the judges it holds that earlier chunks did not: an export's first rows
+    wait for their own judges, not for a pass over the whole campaign, and every verdict is that
+    of the data as the export reads it. A caller that already holds the campaign's verdicts
+    passes them as ``known``.
+    """
+
+    def __init__(self, campaign: Campaign, known: Sequence[VolunteerQuality] | None = None) -> None:
+        self.campaign = campaign
+        self.found: dict[int, VolunteerQuality] = {verdict.volunteer_id: verdict for verdict in known or ()}
+        self.complete = known is not None
+
+    def of(self, volunteer_ids: Iterable[int]) -> dict[int, VolunteerQuality]:
+        """The verdicts of ``volunteer_ids`` (two indexed statements for those not met before)."""
+        wanted = set(volunteer_ids)
+        missing = set() if self.complete else wanted - self.found.keys()
+        if missing:
+            self.found.update(rule_verdicts(self.campaign, missing))
+        return {volunteer_id: self.found[volunteer_id] for volunteer_id in wanted if volunteer_id in self.found}
 
 
 # --- Judgement level -------------------------------------------------------------------------
@@ -128,10 +149,10 @@ def judgement_rows(
     The volunteer appears as a pseudonym (:func:`volunteer_pseudonym`), never as the token; a
     crowd-platform participant id likewise. ``excluded`` and ``exclusion_reason`` say whether
     the campaign's exclusion rule (or staff) leaves the volunteer out (:mod:`annotate.quality`):
-    from ``verdicts`` when the caller has them (the staff page and the API pass the ones kept
-    under the change stamp), else from a quality pass over the campaign.
+    from ``verdicts`` when the caller has every one of them, else from each chunk's judges' own
+    judgements (:class:`ExclusionVerdicts`).
     """
-    by_volunteer = {verdict.volunteer_id: verdict for verdict in _verdicts(campaign, verdicts)}
+    exclusions = ExclusionVerdicts(campaign, verdicts)
     judgements = (
         Judgement.objects.filter(pair__campaign=campaign, is_training=False, is_check=False)
         .filter(pair__is_training=False, pair__is_check=False)
@@ -155,6 +176,27 @@ def judgement_rows(
         )
     )
     pseudonyms: dict[int, str] = {}  # one hash per volunteer, not per judgement
+    for chunk in _batches(judgements.iterator(chunk_size=chunk_size), chunk_size):
+        yield from _judgement_chunk(campaign, chunk, exclusions.of(row[9] for row in chunk), pseudonyms)
+
+
+def _batches(rows: Iterator[tuple[Any, ...]], size: int) -> Iterator[list[tuple[Any, ...]]]:
+    batch: list[tuple[Any, ...]] = []
+    for row in rows:
+        batch.append(row)
+        if len(batch) == size:
+            yield batch
+            batch = []
+    if batch:
+        yield batch
+
+
+def _judgement_chunk(
+    campaign: Campaign,
+    chunk: list[tuple[Any, ...]],
+    by_volunteer: dict[int, VolunteerQuality],
+    pseudonyms: dict[int, str],
+) -> Iterator[Row]:
     for (
         judgement_id,
         pair_id,
@@ -171,7 +213,7 @@ def judgement_rows(
         english_level,
         shown_at,
         answered_at,
-    ) in judgements.iterator(chunk_size=chunk_size):
+    ) in chunk:
         pseudonym = pseudonyms.get(volunteer_id)
         if pseudonym is None:
             pseudonym = pseudonyms[volunteer_id] = volunteer_pseudonym(token)
@@ -255,24 +297,25 @@ def _in_chunk(campaign: Campaign, first: int, last: int) -> dict[str, Any]:
 
 
 def _label_counts(
-    campaign: Campaign, first: int, last: int, excluded: Sequence[int]
+    campaign: Campaign, first: int, last: int, exclusions: ExclusionVerdicts
 ) -> tuple[dict[int, dict[str, int]], dict[int, int]]:
-    """Label counts of the pairs of one chunk, without the ``excluded`` volunteers' answers, and
-    how many answers of theirs each pair had: one GROUP BY query."""
-    counts: dict[int, dict[str, int]] = defaultdict(dict)
+    """Label counts of the pairs of one chunk, without the answers of the volunteers the rule
+    excludes, and how many answers of theirs each pair had: one query for the chunk's judgements
+    (a few judges per pair), the verdicts of the judges met here first."""
+    counts: dict[int, dict[str, int]] = defaultdict(lambda: defaultdict(int))
     left_out: dict[int, int] = defaultdict(int)
-    rows = (
+    rows = list(
         Judgement.objects.filter(is_training=False, is_check=False, **_in_chunk(campaign, first, last))
-        .order_by()  # no Meta.ordering in the GROUP BY
-        .annotate(left_out=Case(When(volunteer_id__in=excluded, then=True), default=False))
-        .values_list("pair_id", "label", "left_out")
-        .annotate(n=Count("id"))
+        .order_by()
+        .values_list("pair_id", "label", "volunteer_id")
     )
-    for pair_id, label, is_left_out, n in rows:
-        if is_left_out:
-            left_out[pair_id] += n
+    verdicts = exclusions.of(volunteer_id for _, _, volunteer_id in rows)
+    for pair_id, label, volunteer_id in rows:
+        verdict = verdicts.get(volunteer_id)
+        if verdict is not None and verdict.excluded:
+            left_out[pair_id] += 1
         else:
-            counts[pair_id][label] = n
+            counts[pair_id][label] += 1
     return counts, left_out
 
 
@@ -324,11 +367,11 @@ def pair_rows(
         .order_by("id")
         .values_list("id", "external_id", "origin", "system", "source", "hypothesis", "gold_label", "gold_score")
     )
-    excluded = sorted(verdict.volunteer_id for verdict in _verdicts(campaign, verdicts) if verdict.excluded)
+    exclusions = ExclusionVerdicts(campaign, verdicts)
     no_judgements: dict[str, int] = {}
     for chunk in by_id_chunks(pairs, chunk_size):
         first, last = chunk[0][0], chunk[-1][0]
-        counts, left_out = _label_counts(campaign, first, last, excluded)
+        counts, left_out = _label_counts(campaign, first, last, exclusions)
         scores = _scores(campaign, first, last, metrics)
         for pair_id, external_id, origin, system, source, hypothesis, gold_label, gold_score in chunk:
             pair_counts = counts.get(pair_id, no_judgements)

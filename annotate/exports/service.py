@@ -86,7 +86,9 @@ def build_export(
     Only the metric columns are queried now (so a bad request fails before anything is sent);
     pairs and judgements are read in chunks of ``chunk_size`` while :meth:`Export.chunks` runs.
     ``verdicts`` are the campaign's quality verdicts (:func:`annotate.quality.campaign_quality`)
-    when the caller keeps them; without them the export makes its own pass over the judgements.
+    when the caller holds them all; without them each chunk finds its own judges' verdicts from
+    their own judgements (:class:`~annotate.exports.formatters.ExclusionVerdicts`): exact, and the
+    first rows never wait for a pass over the whole campaign.
     """
     level = Level(level)
     format = Format(format)

@@ -10,7 +10,6 @@ from django.views.decorators.http import require_GET
 from annotate.exports.http import export_response
 from annotate.exports.service import ExportOptionError, build_export, parse_export_options
 from annotate.teams import campaign_or_404
-from scoring.reports.verdicts import volunteer_verdicts
 
 
 @staff_member_required
@@ -22,6 +21,6 @@ def campaign_export(request: HttpRequest, slug: str) -> HttpResponseBase:
         level, format = parse_export_options(request.GET)
     except ExportOptionError as error:
         return HttpResponseBadRequest(f"{error}\n", content_type="text/plain; charset=utf-8")
-    # Who is excluded: the quality verdicts kept under the change stamp (the volunteers page's),
-    # not a pass over every judgement of the campaign on each download.
-    return export_response(build_export(campaign, level, format, verdicts=volunteer_verdicts(campaign)))
+    # Who is excluded: found chunk by chunk from each judge's own judgements (exact, current), not
+    # a pass over every judgement of the campaign before the first row.
+    return export_response(build_export(campaign, level, format))
