@@ -20,7 +20,7 @@ from collections.abc import Iterable, Iterator, Sequence
 from dataclasses import dataclass
 from datetime import datetime
 from functools import lru_cache
-from itertools import chain, repeat
+from itertools import chain, islice, repeat
 from typing import Any
 
 from django.db.models import QuerySet
@@ -176,19 +176,9 @@ def judgement_rows(
         )
     )
     pseudonyms: dict[int, str] = {}  # one hash per volunteer, not per judgement
-    for chunk in _batches(judgements.iterator(chunk_size=chunk_size), chunk_size):
+    rows = judgements.iterator(chunk_size=chunk_size)
+    for chunk in iter(lambda: list(islice(rows, chunk_size)), []):  # lists of chunk_size rows
         yield from _judgement_chunk(campaign, chunk, exclusions.of(row[9] for row in chunk), pseudonyms)
-
-
-def _batches(rows: Iterator[tuple[Any, ...]], size: int) -> Iterator[list[tuple[Any, ...]]]:
-    batch: list[tuple[Any, ...]] = []
-    for row in rows:
-        batch.append(row)
-        if len(batch) == size:
-            yield batch
-            batch = []
-    if batch:
-        yield batch
 
 
 def _judgement_chunk(
