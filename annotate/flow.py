@@ -319,7 +319,11 @@ def _store_answer(volunteer: Volunteer, pair_id: int, answer: Label) -> AnswerRe
 
 def training_feedback(volunteer: Volunteer, pair_id: int) -> TrainingFeedback:
     """The feedback on a training pair this volunteer answered (``Judgement.DoesNotExist`` otherwise)."""
-    judgement = Judgement.objects.select_related("pair").get(volunteer=volunteer, pair_id=pair_id, is_training=True)
+    # By the (volunteer, pair) key alone, then checked: with ``is_training`` in the statement the
+    # planner may walk the training pair's index instead, every volunteer's answer to that pair.
+    judgement = Judgement.objects.select_related("pair").get(volunteer=volunteer, pair_id=pair_id)
+    if not judgement.is_training:
+        raise Judgement.DoesNotExist(f"pair {pair_id} is not a training pair of this volunteer")
     pair = judgement.pair
     top, bottom = _sentences(pair, judgement.source_on_top)
     return TrainingFeedback(

@@ -123,6 +123,17 @@ def test_the_pair_page_shows_progress_both_sentences_and_the_five_buttons_in_ord
     assert 'id="guidelines-dialog"' in page and "data-guidelines-open" in page
 
 
+def test_a_campaign_answer_has_no_training_feedback(client: Client) -> None:
+    """The feedback page shows training answers only: a campaign pair's answer is not found."""
+    campaign = campaign_with(training=1)
+    volunteer = start(client, campaign)
+    finish_training(client, volunteer, 1)
+    pair_id = current_pair_id(client, volunteer)
+    post_answer(client, volunteer, pair_id)
+    assert Judgement.objects.filter(volunteer=volunteer, pair_id=pair_id, is_training=False).exists()
+    assert client.get(f"/v/{volunteer.token}/training/{pair_id}/").status_code == 404
+
+
 def test_the_progress_total_is_capped_by_a_small_pool(client: Client) -> None:
     campaign = campaign_with(pool=2, training=1, quota=50)
     volunteer = start(client, campaign)
