@@ -171,8 +171,8 @@ def test_the_inline_worst_disagreements_equal_the_definition_ties_included() -> 
         assert len({row[3] for row in expected}) < len(expected)  # tied disagreements, ordered by id
         found = pair_pages.worst_pairs(campaign, config.pk)
         assert found.current and found.notice == ""
-        assert shown(found.rows) == expected
-        assert shown(pair_pages.worst_pairs(campaign, config.pk, limit=200).rows) == independent_worst(
+        assert shown(found.value) == expected
+        assert shown(pair_pages.worst_pairs(campaign, config.pk, limit=200).value) == independent_worst(
             campaign, config, 200
         )
 
@@ -207,11 +207,11 @@ def test_a_large_campaigns_worst_disagreements_are_kept_and_dated(
     assert 'id="worst-notice"' not in fresh
     expected = independent_worst(campaign, closer)
     assert page_rows(fresh) == [row[0] for row in expected]
-    assert shown(pair_pages.worst_pairs(campaign, closer.pk).rows) == expected
+    assert shown(pair_pages.worst_pairs(campaign, closer.pk).value) == expected
     # Another configuration is its own list.
-    assert pair_pages.worst_pairs(campaign, distance.pk).rows is None
+    assert pair_pages.worst_pairs(campaign, distance.pk).value is None
     work(queue_dir)
-    assert shown(pair_pages.worst_pairs(campaign, distance.pk).rows) == independent_worst(campaign, distance)
+    assert shown(pair_pages.worst_pairs(campaign, distance.pk).value) == independent_worst(campaign, distance)
 
     # Two new answers turn a pair around: the page keeps the last list, says so, and refreshes.
     before = timezone.now()

@@ -6,17 +6,12 @@ Plain functions returning dataclasses; :mod:`staff.views.pairs` renders them.
 
 from __future__ import annotations
 
-import datetime
-import logging
-import time
 from collections import Counter
 from dataclasses import dataclass
 
 import numpy as np
-from django.core.cache import caches
 from django.db import connection
 from django.db.models import Q, QuerySet
-from kombu.exceptions import OperationalError as BrokerError
 
 from annotate import quality
 from annotate.diff import Segment, highlight
@@ -24,13 +19,10 @@ from annotate.labels import LABEL_DISPLAY, Label
 from annotate.models import Campaign, Judgement, Pair
 from annotate.pseudonyms import volunteer_pseudonym
 from annotate.tallies import tally
-from paraeval import broker
 from scoring.analysis import disagreements
 from scoring.models import MetricConfig, Score
-from scoring.reports import dataset, service, verdicts, waits
+from scoring.reports import dataset, refreshing, service, verdicts
 from scoring.tallies import scored_configs
-
-logger = logging.getLogger(__name__)
 
 PAGE_SIZE = 50
 
@@ -284,49 +276,19 @@ def _worst_disagreements(campaign: Campaign, config: MetricConfig, limit: int) -
 # --- a large campaign's worst disagreements: the last ones kept, refreshed by a worker -------------
 
 WORST_TASK = "scoring.reports.tasks.refresh_worst_disagreements"
-WORST_WHAT = "Worst disagreements"
 WORST_LIMIT = 20
-# The last list of a campaign and configuration outlives any change: the page shows it (dated)
-# while it refreshes.
-WORST_LAST_SECONDS = 7 * 24 * 3600
+# Shown when no metric is chosen: no list, and nothing to say about one.
+NO_WORST: refreshing.Kept[list[Disagreement]] = refreshing.Kept([])
 
 
-@dataclass(frozen=True)
-class WorstPairs:
-    """The worst disagreements a pair list shows.
-
-    ``rows`` is None when none were ever computed for this campaign and configuration and a worker
-    computes them now. ``as_of`` is set when they are the last kept ones, not those of the current
-    data: the moment they were computed, ``answers_since`` the corpus judgements counted since,
-    and ``wait`` where their refresh stands. Exact (``as_of`` None) for a campaign of at most
-    ``PARAEVAL_DASHBOARD_INLINE_PAIRS`` pairs (computed in the request), or when nothing changed
-    since the last computation."""
-
-    rows: list[Disagreement] | None
-    as_of: float | None = None
-    answers_since: int = 0
-    wait: waits.Wait | None = None
-
-    @property
-    def current(self) -> bool:
-        return self.rows is not None and self.as_of is None
-
-    @property
-    def notice(self) -> str:
-        """What the page says about a list that is not the current data's ('' when it is)."""
-        if self.current:
-            return ""
-        detail = f" {self.wait.message}" if self.wait is not None and self.wait.message else ""
-        if self.rows is None:
-            return f"The worst disagreements are being computed for the first time.{detail}"
-        assert self.as_of is not None
-        moment = datetime.datetime.fromtimestamp(self.as_of, tz=datetime.UTC).strftime("%Y-%m-%d %H:%M:%S UTC")
-        since = f"{self.answers_since:,} answer{'' if self.answers_since == 1 else 's'} since"
-        return f"Worst disagreements as of {moment}, {since}, refreshing.{detail}"
-
-
-def _worst_key(campaign_id: int, config_id: int) -> str:
-    return f"worst-last:{campaign_id}:{config_id}"
+def _worst_analysis(campaign_id: int, config_id: int, limit: int) -> refreshing.Analysis:
+    return refreshing.Analysis(
+        key=f"worst:{campaign_id}:{config_id}",
+        subject="Worst disagreements",
+        first_subject="The worst disagreements",
+        task=WORST_TASK,
+        arguments={"campaign_id": campaign_id, "config_id": config_id, "limit": limit},
+    )
 
 
 def _worst_version(campaign_id: int, config_id: int, limit: int) -> str:
@@ -346,42 +308,20 @@ def refresh_worst_pairs(campaign_id: int, config_id: int, limit: int = WORST_LIM
     version = _worst_version(campaign_id, config_id, limit)
     judgements = tally(campaign).judgements
     rows = _worst_disagreements(campaign, config, limit)
-    last = {"version": version, "at": time.time(), "judgements": judgements, "rows": rows}
-    caches["analyses"].set(_worst_key(campaign_id, config_id), last, WORST_LAST_SECONDS)
+    refreshing.keep(_worst_analysis(campaign_id, config_id, limit), version, judgements, rows)
 
 
-def _queue_worst(campaign_id: int, config_id: int, limit: int, version: str) -> waits.Wait:
-    from paraeval.celery import app
-
-    job = waits.job_key(f"worst:{campaign_id}:{config_id}", version)
-
-    def send() -> None:
-        arguments = {"campaign_id": campaign_id, "config_id": config_id, "limit": limit, "job": job}
-        app.send_task(WORST_TASK, kwargs=arguments, queue=broker.INTERACTIVE_QUEUE)
-
-    try:
-        return waits.wait_for(job, WORST_WHAT, send)
-    except (BrokerError, OSError) as error:  # broker down: say so; the page still shows the last list
-        logger.warning("cannot queue the worst disagreements of campaign %s: %s", campaign_id, error)
-        return waits.Wait("unavailable", 0, f"The task queue is unreachable ({type(error).__name__}): not refreshing.")
-
-
-def worst_pairs(campaign: Campaign, config_id: int, limit: int = WORST_LIMIT) -> WorstPairs:
+def worst_pairs(campaign: Campaign, config_id: int, limit: int = WORST_LIMIT) -> refreshing.Kept[list[Disagreement]]:
     """The worst disagreements for the pair list, at a cost that does not grow with the campaign.
 
     A campaign of at most ``PARAEVAL_DASHBOARD_INLINE_PAIRS`` pairs (the dashboard's bound):
     :func:`worst_disagreements` (exact, in the request). A larger one: the last list kept for the
     current data, or else the last kept one with the moment it was computed while the
-    ``interactive`` worker computes it again (:func:`refresh_worst_pairs`; never shown as
-    current: :attr:`WorstPairs.notice` says so). The ranking is the same function either way."""
+    ``interactive`` worker computes it again (:func:`refresh_worst_pairs`, through
+    :mod:`scoring.reports.refreshing`; never shown as current). The ranking is the same function
+    either way."""
     if not service.is_large(campaign):
-        return WorstPairs(worst_disagreements(campaign, config_id, limit))
+        return refreshing.Kept(worst_disagreements(campaign, config_id, limit))
     version = _worst_version(campaign.pk, config_id, limit)
-    last = caches["analyses"].get(_worst_key(campaign.pk, config_id))
-    if last is not None and last["version"] == version:
-        return WorstPairs(last["rows"])
-    wait = _queue_worst(campaign.pk, config_id, limit, version)
-    if last is None:
-        return WorstPairs(None, wait=wait)
-    answers = max(0, tally(campaign).judgements - last["judgements"])
-    return WorstPairs(last["rows"], as_of=last["at"], answers_since=answers, wait=wait)
+    analysis = _worst_analysis(campaign.pk, config_id, limit)
+    return refreshing.shown(analysis, version, tally(campaign).judgements)

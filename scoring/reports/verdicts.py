@@ -14,9 +14,7 @@ campaign's rule and its volunteers' overrides, notes and ends (one small aggrega
 
 from __future__ import annotations
 
-import datetime
 import hashlib
-import logging
 import time
 from collections.abc import Callable
 from dataclasses import dataclass, replace
@@ -24,21 +22,17 @@ from typing import Any, TypeVar
 
 import numpy as np
 from django.conf import settings
-from django.core.cache import cache, caches
+from django.core.cache import cache
 from django.db.models import Count, Max
-from kombu.exceptions import OperationalError as BrokerError
 from numpy.typing import NDArray
 
 from annotate.models import Campaign, Judgement, Volunteer
 from annotate.quality import VolunteerQuality, campaign_quality
 from annotate.tallies import changes, tally
-from paraeval import broker
 from scoring.analysis.labels import LABEL_CODES, volunteer_labels
-from scoring.reports import waits
+from scoring.reports import refreshing
 from scoring.reports.dataset import FULL_CHECK_SECONDS, change_stamp
 from scoring.reports.state import verdicts_key
-
-logger = logging.getLogger(__name__)
 
 T = TypeVar("T")
 
@@ -133,46 +127,15 @@ def pair_verdicts(campaign: Campaign) -> PairVerdicts:
 # --- the staff pages' verdicts on a large campaign: the last ones kept, refreshed by a worker --------
 
 REFRESH_TASK = "scoring.reports.tasks.refresh_volunteer_verdicts"
-REFRESH_WHAT = "Quality verdicts"
-# The last verdicts of a campaign outlive any change: a page shows them (dated) while they refresh.
-LAST_SECONDS = 7 * 24 * 3600
 
 
-@dataclass(frozen=True)
-class StaffVerdicts:
-    """The quality verdicts a staff page shows.
-
-    ``verdicts`` is None when none were ever computed for this campaign and a worker computes
-    them now. ``as_of`` is set when they are the last kept ones, not those of the current data:
-    the moment they were computed, ``answers_since`` the corpus judgements counted since, and
-    ``wait`` where their refresh stands. Exact (``as_of`` None) below
-    ``PARAEVAL_INLINE_QUALITY_JUDGEMENTS`` judgements, or when nothing changed since."""
-
-    verdicts: list[VolunteerQuality] | None
-    as_of: float | None = None
-    answers_since: int = 0
-    wait: waits.Wait | None = None
-
-    @property
-    def current(self) -> bool:
-        return self.verdicts is not None and self.as_of is None
-
-    @property
-    def notice(self) -> str:
-        """What the page says about verdicts that are not the current data's ('' when they are)."""
-        if self.current:
-            return ""
-        detail = f" {self.wait.message}" if self.wait is not None and self.wait.message else ""
-        if self.verdicts is None:
-            return f"Quality verdicts are being computed for the first time.{detail}"
-        assert self.as_of is not None
-        moment = datetime.datetime.fromtimestamp(self.as_of, tz=datetime.UTC).strftime("%Y-%m-%d %H:%M:%S UTC")
-        since = f"{self.answers_since} answer{'' if self.answers_since == 1 else 's'} since"
-        return f"Quality verdicts as of {moment}, {since}, refreshing.{detail}"
-
-
-def _last_key(campaign_id: int) -> str:
-    return f"quality-last:{campaign_id}"
+def _analysis(campaign_id: int) -> refreshing.Analysis:
+    return refreshing.Analysis(
+        key=f"quality:{campaign_id}",
+        subject="Quality verdicts",
+        task=REFRESH_TASK,
+        arguments={"campaign_id": campaign_id},
+    )
 
 
 def _state_version(state: tuple[Any, ...]) -> str:
@@ -184,27 +147,9 @@ def refresh_verdicts(campaign_id: int) -> None:
     ``interactive`` worker runs). The state is read first: a change during the pass leaves
     them marked as older than the data, so the next page queues another refresh."""
     campaign = Campaign.objects.get(pk=campaign_id)
-    state = _verdicts_state(campaign)
+    version = _state_version(_verdicts_state(campaign))
     judgements = tally(campaign).judgements
-    found = campaign_quality(campaign)
-    last = {"version": _state_version(state), "at": time.time(), "judgements": judgements, "verdicts": found}
-    caches["analyses"].set(_last_key(campaign_id), last, LAST_SECONDS)
-
-
-def _queue_refresh(campaign_id: int, version: str) -> waits.Wait:
-    from paraeval.celery import app
-
-    job = waits.job_key(f"quality:{campaign_id}", version)
-
-    def send() -> None:
-        arguments = {"campaign_id": campaign_id, "job": job}
-        app.send_task(REFRESH_TASK, kwargs=arguments, queue=broker.INTERACTIVE_QUEUE)
-
-    try:
-        return waits.wait_for(job, REFRESH_WHAT, send)
-    except (BrokerError, OSError) as error:  # broker down: say so; the page still shows the last verdicts
-        logger.warning("cannot queue the quality verdicts of campaign %s: %s", campaign_id, error)
-        return waits.Wait("unavailable", 0, f"The task queue is unreachable ({type(error).__name__}): not refreshing.")
+    refreshing.keep(_analysis(campaign_id), version, judgements, campaign_quality(campaign))
 
 
 def _with_current_overrides(found: list[VolunteerQuality], campaign: Campaign) -> list[VolunteerQuality]:
@@ -223,31 +168,26 @@ def _with_current_overrides(found: list[VolunteerQuality], campaign: Campaign) -
     return result
 
 
-def staff_verdicts(campaign: Campaign) -> StaffVerdicts:
+def staff_verdicts(campaign: Campaign) -> refreshing.Kept[list[VolunteerQuality]]:
     """The quality verdicts for a staff page, at a cost that does not grow with the campaign.
 
     Below ``PARAEVAL_INLINE_QUALITY_JUDGEMENTS`` corpus judgements: :func:`volunteer_verdicts`
     (exact). Above: the last verdicts kept for the current data, or else the last kept ones with
-    the moment they were computed while the ``interactive`` worker refreshes them (never shown as
-    current: :attr:`StaffVerdicts.notice` says so)."""
+    the moment they were computed, today's staff overrides on them, while the ``interactive``
+    worker refreshes them (:mod:`scoring.reports.refreshing`; never shown as current)."""
     judgements = tally(campaign).judgements
     if judgements < settings.PARAEVAL_INLINE_QUALITY_JUDGEMENTS:
-        return StaffVerdicts(volunteer_verdicts(campaign))
+        return refreshing.Kept(volunteer_verdicts(campaign))
     version = _state_version(_verdicts_state(campaign))
-    last = caches["analyses"].get(_last_key(campaign.pk))
-    if last is not None and last["version"] == version:
-        return StaffVerdicts(last["verdicts"])
-    wait = _queue_refresh(campaign.pk, version)
-    if last is None:
-        return StaffVerdicts(None, wait=wait)
-    found = _with_current_overrides(last["verdicts"], campaign)
-    return StaffVerdicts(found, as_of=last["at"], answers_since=max(0, judgements - last["judgements"]), wait=wait)
+    kept = refreshing.shown(_analysis(campaign.pk), version, judgements)
+    if kept.as_of is None or kept.value is None:
+        return kept
+    return replace(kept, value=_with_current_overrides(kept.value, campaign))
 
 
 __all__ = [
     "EVERY_CAMPAIGN",
     "PairVerdicts",
-    "StaffVerdicts",
     "excluded_ids",
     "kept",
     "pair_verdicts",

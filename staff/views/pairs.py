@@ -49,7 +49,7 @@ def pair_list(request: HttpRequest, slug: str) -> HttpResponse:
     page = paginator.get_page(request.GET.get("page"))
     metric = request.GET.get("metric", "")
     chosen = next((pk for pk, _ in facets.configs if str(pk) == metric), None)
-    worst = pair_pages.worst_pairs(campaign, chosen) if chosen is not None else pair_pages.WorstPairs([])
+    worst = pair_pages.worst_pairs(campaign, chosen) if chosen is not None else pair_pages.NO_WORST
     context = {
         "campaign": campaign,
         "page": page,
@@ -61,8 +61,8 @@ def pair_list(request: HttpRequest, slug: str) -> HttpResponse:
         "systems": facets.systems,
         "configs": facets.configs,
         "metric": chosen,
-        "disagreements": worst.rows or [],
-        "worst_computing": worst.rows is None,
+        "disagreements": worst.value or [],
+        "worst_computing": worst.value is None,
         "worst_notice": worst.notice,
     }
     return render(request, "staff/pairs.html", context)

@@ -56,7 +56,7 @@ def volunteers(request: HttpRequest, slug: str) -> HttpResponse:
         announce_exclusions_changed(campaign.pk)
         return redirect("staff:volunteers", slug=slug)
     shown = verdicts.staff_verdicts(campaign)
-    found = shown.verdicts or []
+    found = shown.value or []
     # Flagged ones first, each group in the order they came (a stable sort).
     ordered = sorted(found, key=lambda verdict: verdict.flagged, reverse=True)
     page = Paginator(ordered, PAGE_SIZE).get_page(request.GET.get("page"))
@@ -66,7 +66,7 @@ def volunteers(request: HttpRequest, slug: str) -> HttpResponse:
         "verdicts": page.object_list,
         "verdicts_notice": shown.notice,
         # No count at all rather than zeros while the first verdicts are computed.
-        "summary": participants.summary(campaign, found) if shown.verdicts is not None else None,
+        "summary": participants.summary(campaign, found) if shown.value is not None else None,
         "rule": quality.Rule.of(campaign),
         "places": allocation.places(campaign),
     }
