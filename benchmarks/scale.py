@@ -17,9 +17,9 @@ Not a test: a script that prints figures. In this process, on a throwaway Postgr
    of ``pg_backend_pid()``; where the kernel keeps no schedstat, ``/proc/<pid>/stat`` in clock
    ticks of 10 ms, and then the mean: only a mean over many visits says something) and the
    number of statements (median);
-3. runs every SELECT of one more visit under ``EXPLAIN ANALYZE`` with sequential scans off (the
-   planner's choice on tables of a million rows) and flags those that still scan a campaign
-   table (pairs, judgements, assignments, scores) sequentially or read more than 60 rows;
+3. runs every SELECT of one more visit under ``EXPLAIN ANALYZE`` with the planner's own
+   settings and flags those that read more than 60 rows of tables of over 10,000 rows, or scan
+   such a campaign table (pairs, judgements, assignments, scores) sequentially;
 4. requests the staff pages as a superuser (home, dashboard data, volunteers, pair list with and
    without a metric, one pair, status, the first chunk of an export), each twice: first with
    the page caches and the kept analyses emptied, then again; for each, the CPU of this process,
@@ -35,11 +35,13 @@ Not a test: a script that prints figures. In this process, on a throwaway Postgr
 It prints each figure as a ratio to the first size with the same judgements (the volunteer
 target: within 10 % at 1,000,000 pairs; the staff target: 150 ms of web and PostgreSQL CPU per
 page, marked ``!`` when missed). ``--volunteers 0`` measures the staff pages only. A later
-size's volunteer visits alternate with visits of the first size's campaign (still there), and
-its ratios are to those: requests made in the same seconds, so that another load on the machine
-(or PostgreSQL's autovacuum after a large build) weighs on both sides alike. After each build
-the process collects and freezes its garbage (``gc.freeze``), so that no collection during a
-visit walks what the build left behind.
+size's volunteer visits alternate with visits of the first size's campaign (still there), the
+one or the other first in turn, and its ratios are to those: requests made in the same seconds,
+so that another load on the machine weighs on both sides alike, each ratio taken within one
+order and the two orders' combined (:func:`balanced_ratio`). Each build ends with
+``VACUUM (ANALYZE)``, as autovacuum leaves a campaign that volunteers visit, so that autovacuum's
+work on the fresh rows does not run beside the visits; then the process collects and freezes its
+garbage (``gc.freeze``), so that no collection during a visit walks what the build left behind.
 
     .venv/bin/python benchmarks/scale.py --database postgres://postgres@127.0.0.1:5432/bench_scale
     .venv/bin/python benchmarks/scale.py --database … --sizes 2000,100000 --judgements 0
@@ -59,6 +61,7 @@ import sys
 import tempfile
 import time
 from collections import defaultdict
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from datetime import timedelta
 from pathlib import Path
@@ -72,6 +75,8 @@ CLK_TCK = os.sysconf("SC_CLK_TCK")
 # The most rows one volunteer statement may read (its own rows, the training and check pairs,
 # a quota's worth of pool); one that walks the pool reads thousands.
 ROWS_PER_STATEMENT = 60
+# A sequential scan of a table this small is the planner's right choice, not a walk of a campaign.
+SCANNED_ROWS_ALLOWED = 10_000
 
 
 @dataclass
@@ -79,6 +84,9 @@ class Figures:
     web_ms: dict[str, list[float]] = field(default_factory=lambda: defaultdict(list))
     pg_ms: dict[str, list[float]] = field(default_factory=lambda: defaultdict(list))
     statements: dict[str, list[int]] = field(default_factory=lambda: defaultdict(list))
+    # Whether each measured visit went before the other campaign's (see :func:`balanced_ratio`).
+    went_first: dict[str, list[bool]] = field(default_factory=lambda: defaultdict(list))
+    leading: bool = True
     flagged: list[str] = field(default_factory=list)
     staff: dict[str, Any] = field(default_factory=dict)  # StaffView per page and view
     judgements: int = 0
@@ -226,14 +234,18 @@ def build(size: int, judgements: int, scores: bool, number: int) -> tuple[Any, i
                 [first.pk, campaign.pk, [row.pk for row in rows], template.pk, rows[0].pk],
             )
     with connection.cursor() as cursor:
-        cursor.execute("ANALYZE")
+        # VACUUM as well as ANALYZE: a fresh bulk load leaves autovacuum minutes of work (the
+        # visibility map, hint bits) that would otherwise run beside the visits and be measured
+        # as the campaign's cost; a campaign that volunteers visit has long been vacuumed.
+        cursor.execute("VACUUM (ANALYZE)")
     return campaign, judged
 
 
-def rows_read(plan: dict[str, Any]) -> int:
-    """Rows a plan node and its children produced or threw away, over all their loops."""
+def rows_read(plan: dict[str, Any], tables: set[str]) -> int:
+    """Rows the plan's scans of ``tables`` produced or threw away, over all their loops."""
+    scanned = plan.get("Relation Name") in tables
     own = (plan.get("Actual Rows", 0) + plan.get("Rows Removed by Filter", 0)) * plan.get("Actual Loops", 1)
-    return int(own) + sum(rows_read(child) for child in plan.get("Plans", []))
+    return int(own if scanned else 0) + sum(rows_read(child, tables) for child in plan.get("Plans", []))
 
 
 def seq_scans(plan: dict[str, Any]) -> list[str]:
@@ -253,14 +265,23 @@ def visit(campaign: Any, figures: Figures | None) -> list[str]:
     client = Client()
     token = ""
     flagged: list[str] = []
+    large_tables: set[str] = set()
+    if figures is None:
+        with connection.cursor() as cursor:
+            # Tables of a few hundred rows (the volunteers of a fresh database) are read whole
+            # by a sequential scan, rightly: only the reads of large tables say something.
+            cursor.execute(
+                "SELECT relname FROM pg_class WHERE relkind = 'r' AND reltuples > %s", [SCANNED_ROWS_ALLOWED]
+            )
+            large_tables = {name for (name,) in cursor.fetchall()}
 
     def explain(execute: Any, sql: str, params: Any, many: bool, context: dict[str, Any]) -> Any:
         if not many and sql.lstrip().upper().startswith(("SELECT", "(SELECT")):
             with context["connection"].connection.cursor() as raw:
                 raw.execute("EXPLAIN (ANALYZE, FORMAT JSON) " + sql, params)
                 plan = raw.fetchone()[0][0]["Plan"]
-            grown = [table for table in seq_scans(plan) if table in GROWING_TABLES]
-            rows = rows_read(plan)
+            grown = [table for table in seq_scans(plan) if table in large_tables and table in GROWING_TABLES]
+            rows = rows_read(plan, large_tables)
             if grown or rows > ROWS_PER_STATEMENT:
                 scans = f"Seq Scan on {', '.join(grown)}, " if grown else ""
                 flagged.append(f"{scans}{rows} rows read: {' '.join(sql.split())[:150]}")
@@ -286,6 +307,7 @@ def visit(campaign: Any, figures: Figures | None) -> list[str]:
             figures.pg_ms[label].append(pg)
             figures.web_ms[label].append(web)
             figures.statements[label].append(len(queries))
+            figures.went_first[label].append(figures.leading)
         if response.status_code not in (200, 302):
             raise SystemExit(f"{label} gave {response.status_code}")
         return response
@@ -316,9 +338,6 @@ def visit(campaign: Any, figures: Figures | None) -> list[str]:
         )
         if "/training/" in answered.url:
             call("get", answered.url, kind="/v/<token>/training/<pair>/")
-    if figures is None:
-        with connection.cursor() as cursor:
-            cursor.execute("SET enable_seqscan = on")
     return flagged
 
 
@@ -457,6 +476,30 @@ def staff_user() -> Any:
     return user
 
 
+def balanced_ratio(
+    figures: list[float],
+    reference: list[float],
+    figures_first: list[bool],
+    reference_first: list[bool],
+    average: Callable[[list[float]], float],
+) -> float:
+    """A request's figure over the reference campaign's, free of the order the two were visited in.
+
+    The visits alternate which campaign goes first, and going first or second can itself cost
+    more (caches warmed by the other visit): averaged over both orders, each campaign's samples
+    would mix two levels and their median land anywhere between. So the ratio is taken within
+    each order (this campaign first against the reference second, and the reverse) and the two
+    are combined by their geometric mean, which cancels a cost of going first that multiplies
+    both campaigns' figures alike."""
+    led = [value for value, first in zip(figures, figures_first, strict=True) if first]
+    followed = [value for value, first in zip(figures, figures_first, strict=True) if not first]
+    ref_led = [value for value, first in zip(reference, reference_first, strict=True) if first]
+    ref_followed = [value for value, first in zip(reference, reference_first, strict=True) if not first]
+    if not (led and followed and ref_led and ref_followed):  # one order only: the plain ratio
+        return average(figures) / average(reference)
+    return float((average(led) / average(ref_followed) * average(followed) / average(ref_led)) ** 0.5)
+
+
 def report(size: int, figures: Figures, reference: Figures | None) -> None:
     print(f"\n{size:,} pairs, {figures.judgements:,} others' judgements:")
     for label in figures.web_ms:
@@ -465,12 +508,14 @@ def report(size: int, figures: Figures, reference: Figures | None) -> None:
         count = statistics.median(figures.statements[label])
         line = f"  {label:<42} web {web:6.2f} ms  PostgreSQL {pg:5.1f} ms  statements {count:4.0f}"
         if reference is not None and label in reference.web_ms:
-            ref_web = statistics.median(reference.web_ms[label])
             ref_pg = backend_average(reference.pg_ms[label])
             ref_count = statistics.median(reference.statements[label])
+            orders = (figures.went_first[label], reference.went_first[label])
+            web_ratio = balanced_ratio(figures.web_ms[label], reference.web_ms[label], *orders, statistics.median)
+            pg_ratio = balanced_ratio(figures.pg_ms[label], reference.pg_ms[label], *orders, backend_average)
             line += (
-                f"  | ratio web {web / ref_web:4.2f}  PostgreSQL "
-                + (f"{pg / ref_pg:4.2f}" if ref_pg else "  - ")
+                f"  | ratio web {web_ratio:4.2f}  PostgreSQL "
+                + (f"{pg_ratio:4.2f}" if ref_pg else "  - ")
                 + f"  statements {count / ref_count:4.2f}"
             )
         print(line)
@@ -493,7 +538,8 @@ def report(size: int, figures: Figures, reference: Figures | None) -> None:
         print(line)
     if figures.web_ms:
         print(
-            f"  volunteer statements that scan a campaign table or read over {ROWS_PER_STATEMENT} rows:"
+            f"  volunteer statements that read over {ROWS_PER_STATEMENT} rows or scan a campaign table of over"
+            f" {SCANNED_ROWS_ALLOWED:,} rows:"
             f" {len(figures.flagged)}"
         )
     for line in figures.flagged:
@@ -511,7 +557,6 @@ def run(
     logging.getLogger("axes").setLevel(logging.WARNING)  # the staff login, once per campaign
     from django.conf import settings
     from django.core.management import call_command
-    from django.db import connection
 
     settings.STORAGES = {
         **settings.STORAGES,
@@ -543,14 +588,17 @@ def run(
             beside = Figures(judgements=reference.judgements, staff=reference.staff) if reference else None
             if volunteers:
                 visit(campaign, Figures())  # warm-up visit, not counted
-                for _ in range(volunteers):
-                    visit(campaign, figures)
-                    if beside is not None:
-                        # The first campaign again, visit for visit: the ratio compares requests
-                        # made in the same seconds, whatever else this machine is doing meanwhile.
-                        visit(first, beside)
-                with connection.cursor() as cursor:
-                    cursor.execute("SET enable_seqscan = off")  # as the planner does on large tables
+                for number_of_visit in range(volunteers):
+                    if beside is None:
+                        visit(campaign, figures)
+                        continue
+                    # The first campaign again, visit for visit: the ratio compares requests made
+                    # in the same seconds, whatever else this machine is doing meanwhile. Which of
+                    # the two goes first alternates, so that neither always follows the other.
+                    pair = [(campaign, figures), (first, beside)]
+                    for position, (visited, kept) in enumerate(pair if number_of_visit % 2 == 0 else reversed(pair)):
+                        kept.leading = position == 0
+                        visit(visited, kept)
                 figures.flagged = visit(campaign, None)
             if staff:
                 staff_pages(campaign, figures, pages)
