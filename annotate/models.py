@@ -474,8 +474,12 @@ class Assignment(models.Model):
 class Judgement(models.Model):
     """One answer of one volunteer about one pair, stored once (unique constraint)."""
 
-    volunteer = models.ForeignKey(Volunteer, on_delete=models.CASCADE, related_name="judgements")
-    pair = models.ForeignKey(Pair, on_delete=models.CASCADE, related_name="judgements")
+    # No index of their own: the (volunteer, pair) key and the (pair, is_training) index lead
+    # with these columns. A single-column copy is smaller, so the planner may take it for a
+    # lookup by both columns; the pair's copy then reads every volunteer's answer to a training
+    # or check pair (all of the campaign's volunteers) to find one.
+    volunteer = models.ForeignKey(Volunteer, on_delete=models.CASCADE, related_name="judgements", db_index=False)
+    pair = models.ForeignKey(Pair, on_delete=models.CASCADE, related_name="judgements", db_index=False)
     label = models.CharField(max_length=20, choices=LABEL_CHOICES)
     source_on_top = models.BooleanField()
     position = models.PositiveIntegerField(

@@ -8,13 +8,14 @@ on PostgreSQL every SELECT is also run under ``EXPLAIN ANALYZE`` with sequential
 planner then uses an index wherever one can serve, as it does on a table of a million rows):
 the rows each statement reads may not grow with the campaign. A campaign that fills most of
 the pairs table is walked once more under the planner's own settings, where a bare ``LIMIT``
-would be planned as a sequential scan.
+would be planned as a sequential scan; so is a campaign whose training and check pairs many
+volunteers met since the last ``ANALYZE``, where a pair's own index would read all of theirs.
 """
 
 from __future__ import annotations
 
 import re
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterable, Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 from typing import Any
@@ -27,7 +28,7 @@ from django.test import Client
 from django.test.utils import CaptureQueriesContext
 
 from annotate.counters import recount_judgements
-from annotate.models import Campaign, Judgement, Pair, Volunteer
+from annotate.models import Assignment, Campaign, Judgement, Pair, Volunteer
 from tests.builders import make_campaign, make_training_pairs, make_volunteer
 from tests.pair_page import item_on_page
 
@@ -47,6 +48,38 @@ ROWS_PER_STATEMENT = 60
 # largest key are always ahead of the start, so no walk wraps around (the same statements
 # whatever the draw).
 LAST_KEY = 2**31 - 1
+# Pairs of a campaign beside the walked one, where a sequential scan must not be the cheap way.
+BIG_TABLE = 20_000
+
+
+def answer(volunteer: Volunteer, pairs: Iterable[Pair], *, served: bool = False) -> None:
+    """The volunteer's answers to ``pairs``, stored in one statement (``served``: with the
+    answered assignments that served them)."""
+    pairs = list(pairs)
+    if served:
+        Assignment.objects.bulk_create(
+            Assignment(
+                volunteer=volunteer,
+                pair=pair,
+                source_on_top=True,
+                shown_at=volunteer.created_at,
+                expires_at=volunteer.created_at,
+                answered_at=volunteer.created_at,
+            )
+            for pair in pairs
+        )
+    Judgement.objects.bulk_create(
+        Judgement(
+            volunteer=volunteer,
+            pair=pair,
+            label="same_meaning",
+            source_on_top=True,
+            is_training=pair.is_training,
+            shown_at=volunteer.created_at,
+            answered_at=volunteer.created_at,
+        )
+        for pair in pairs
+    )
 
 
 def build(pool: int, *, crowded: bool) -> Campaign:
@@ -90,18 +123,7 @@ def build(pool: int, *, crowded: bool) -> Campaign:
         )
         judged = Pair.objects.filter(campaign=campaign, is_training=False, is_check=False, shuffle_key__lt=LAST_KEY)
         for start in range(0, OTHERS_JUDGEMENTS, 100):
-            someone = make_volunteer(campaign)
-            Judgement.objects.bulk_create(
-                Judgement(
-                    volunteer=someone,
-                    pair=pair,
-                    label="same_meaning",
-                    source_on_top=True,
-                    shown_at=someone.created_at,
-                    answered_at=someone.created_at,
-                )
-                for pair in judged.order_by("id")[start : start + 100]
-            )
+            answer(make_volunteer(campaign), judged.order_by("id")[start : start + 100])
         recount_judgements(campaign)
     if connection.vendor == "postgresql":
         with connection.cursor() as cursor:
@@ -251,6 +273,44 @@ def test_a_campaign_that_fills_most_of_the_table_is_walked_by_its_indexes() -> N
         batch_size=2000,
     )
     large = walk(build(LARGE_POOL, crowded=False), planner_free=True)
+    heavy = [
+        f"{request.label}: {statement.rows} rows, {statement.seq_scans}: {statement.sql[:300]}"
+        for request in large
+        for statement in request.explained
+        if statement.rows > ROWS_PER_STATEMENT
+    ]
+    assert heavy == [], "\n".join(heavy)
+
+
+@pytest.mark.skipif(connection.vendor != "postgresql", reason="plans are PostgreSQL's")
+def test_pairs_every_volunteer_meets_are_read_by_the_volunteers_own_rows() -> None:
+    """Every volunteer meets the same training and check pairs: a statement that reaches one
+    volunteer's answer or assignment through such a pair's index reads every volunteer's, a cost
+    that grows with the campaign's volunteers. Theirs came after the last ``ANALYZE``, as in a
+    live campaign between two passes of autovacuum, and the planner keeps its own settings."""
+    campaign = build(LARGE_POOL, crowded=True)
+    # Others' answers and assignments in the tables' statistics: many volunteers with a few
+    # each, so the planner reckons a pair has about one and a volunteer ten. The tables are large
+    # enough that reading one whole is never the cheap way to a visit's few rows.
+    other = Campaign.objects.exclude(pk=campaign.pk).get()
+    more = Pair.objects.bulk_create(
+        (
+            Pair(campaign=other, external_id=f"more{n}", source=f"More {n}.", hypothesis=f"More {n}.")
+            for n in range(BIG_TABLE)
+        ),
+        batch_size=5000,
+    )
+    others = Volunteer.objects.bulk_create(
+        Volunteer(campaign=other, english_level="good", token=f"other-{n}") for n in range(BIG_TABLE // 10)
+    )
+    for number, someone in enumerate(others):
+        answer(someone, more[number * 10 : number * 10 + 10], served=True)
+    with connection.cursor() as cursor:
+        cursor.execute("ANALYZE annotate_pair; ANALYZE annotate_judgement; ANALYZE annotate_assignment")
+    shared = list(Pair.objects.filter(Q(is_training=True) | Q(is_check=True), campaign=campaign))
+    for _ in range(2 * ROWS_PER_STATEMENT):
+        answer(make_volunteer(campaign), shared, served=True)
+    large = walk(campaign, planner_free=True)
     heavy = [
         f"{request.label}: {statement.rows} rows, {statement.seq_scans}: {statement.sql[:300]}"
         for request in large
