@@ -75,6 +75,8 @@ CLK_TCK = os.sysconf("SC_CLK_TCK")
 # The most rows one volunteer statement may read (its own rows, the training and check pairs,
 # a quota's worth of pool); one that walks the pool reads thousands.
 ROWS_PER_STATEMENT = 60
+# Campaign pairs each visit judges (one judge per pair).
+QUOTA = 3
 # A sequential scan of a table this small is the planner's right choice, not a walk of a campaign.
 SCANNED_ROWS_ALLOWED = 10_000
 
@@ -148,8 +150,9 @@ def copy_rows(model: Any, template_pk: int, count: int, overrides: dict[str, str
         )
 
 
-def build(size: int, judgements: int, scores: bool, number: int) -> tuple[Any, int]:
-    """The campaign, its pairs, others' judgements and (``scores``) every pair's scores."""
+def build(size: int, judgements: int, scores: bool, number: int, visits: int) -> tuple[Any, int]:
+    """The campaign, its pairs, others' judgements and (``scores``) every pair's scores, with
+    pairs left unjudged for ``visits`` volunteers."""
     from django.db import connection
     from django.utils import timezone
 
@@ -162,7 +165,7 @@ def build(size: int, judgements: int, scores: bool, number: int) -> tuple[Any, i
     campaign = Campaign.objects.create(
         slug=f"scale-{number}",
         name=f"Scale {number}",
-        quota=3,
+        quota=QUOTA,
         judges_per_pair=1,
         check_positions="1",
         exclude_median_seconds=None,
@@ -197,7 +200,8 @@ def build(size: int, judgements: int, scores: bool, number: int) -> tuple[Any, i
             "shuffle_key": "(g * 2654435761::bigint) %% 2147483647",
         },
     )
-    judged = min(judgements, size // 2)
+    # At most half the pool, and never so many that the visits would find the campaign full.
+    judged = max(0, min(judgements, size // 2, size - 1 - QUOTA * visits))
     if judged:
         others = flow.start_volunteer(campaign, english_level="good", consented=True)
         # One volunteer per 100 judgements, each judging 100 pairs (one judgement per pair).
@@ -578,7 +582,10 @@ def run(
         for size in sizes:
             number += 1
             started = time.perf_counter()
-            campaign, judged = build(size, others, scores, number)
+            # Each campaign's warm-up, measured and explained visits; the first campaign's again
+            # beside each later one.
+            visits = volunteers + 2 + (volunteers * (len(sizes) - 1) if reference is None else 0)
+            campaign, judged = build(size, others, scores, number, visits)
             figures = Figures(judgements=judged)
             built = time.perf_counter() - started
             # What the build left in this process (nothing a web worker would hold) is set aside,
@@ -611,6 +618,7 @@ def run(
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--database", required=True, help="postgres://…/name: a throwaway database (dropped after)")
+    parser.add_argument("--keep", action="store_true", help="keep the database after, to look into its plans")
     parser.add_argument("--sizes", default="2000,100000,1000000", help="pool sizes, comma-separated")
     parser.add_argument("--judgements", default="0,300000", help="others' judgements, comma-separated")
     parser.add_argument("--volunteers", type=int, default=10, help="visits measured per campaign (0: staff pages only)")
@@ -638,8 +646,9 @@ def main() -> None:
         from django.db import connections
 
         connections.close_all()
-        with admin(options.database) as connection:
-            connection.execute(f'DROP DATABASE IF EXISTS "{name}" WITH (FORCE)')
+        if not options.keep:
+            with admin(options.database) as connection:
+                connection.execute(f'DROP DATABASE IF EXISTS "{name}" WITH (FORCE)')
 
 
 if __name__ == "__main__":
