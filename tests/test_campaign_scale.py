@@ -188,6 +188,17 @@ class Request:
     explained: list[Statement]
 
 
+def heavy_statements(requests: list[Request], *, seq_scans_too: bool = False) -> list[str]:
+    """Each explained statement that read more than ``ROWS_PER_STATEMENT`` rows (``seq_scans_too``:
+    or scanned a table sequentially), with its request and the start of its SQL."""
+    return [
+        f"{request.label}: {statement.rows} rows, {statement.seq_scans}: {statement.sql[:300]}"
+        for request in requests
+        for statement in request.explained
+        if statement.rows > ROWS_PER_STATEMENT or (seq_scans_too and statement.seq_scans)
+    ]
+
+
 def page_kind(path: str, campaign: Campaign, token: str) -> str:
     named = path.replace(campaign.slug, "<slug>").replace(token or "<token>", "<token>")
     return re.sub(r"/\d+/", "/<pair>/", named)
@@ -246,12 +257,7 @@ def test_every_volunteer_page_costs_the_same_on_a_large_campaign() -> None:
     assert grew == {}, f"statements per request (small pool, large pool): {grew}"
     if connection.vendor != "postgresql":
         return
-    heavy = [
-        f"{request.label}: {statement.rows} rows, {statement.seq_scans}: {statement.sql[:300]}"
-        for request in large
-        for statement in request.explained
-        if statement.rows > ROWS_PER_STATEMENT or statement.seq_scans
-    ]
+    heavy = heavy_statements(large, seq_scans_too=True)
     assert heavy == [], "\n".join(heavy)
     # Every page was looked at (each request ran SELECTs that were explained).
     assert all(request.explained for request in large)
@@ -273,12 +279,7 @@ def test_a_campaign_that_fills_most_of_the_table_is_walked_by_its_indexes() -> N
         batch_size=2000,
     )
     large = walk(build(LARGE_POOL, crowded=False), planner_free=True)
-    heavy = [
-        f"{request.label}: {statement.rows} rows, {statement.seq_scans}: {statement.sql[:300]}"
-        for request in large
-        for statement in request.explained
-        if statement.rows > ROWS_PER_STATEMENT
-    ]
+    heavy = heavy_statements(large)
     assert heavy == [], "\n".join(heavy)
 
 
@@ -311,12 +312,7 @@ def test_pairs_every_volunteer_meets_are_read_by_the_volunteers_own_rows() -> No
     for _ in range(2 * ROWS_PER_STATEMENT):
         answer(make_volunteer(campaign), shared, served=True)
     large = walk(campaign, planner_free=True)
-    heavy = [
-        f"{request.label}: {statement.rows} rows, {statement.seq_scans}: {statement.sql[:300]}"
-        for request in large
-        for statement in request.explained
-        if statement.rows > ROWS_PER_STATEMENT
-    ]
+    heavy = heavy_statements(large)
     assert heavy == [], "\n".join(heavy)
 
 
