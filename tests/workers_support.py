@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import base64
+import contextlib
 import json
 import os
 import re
@@ -151,18 +152,27 @@ class WorkerProcess:
             self.process.wait(timeout=10)
 
     def stop(self) -> None:
-        """Warm shutdown (SIGTERM), then SIGKILL if it takes too long."""
+        """Warm shutdown (SIGTERM), then SIGKILL if it takes too long.
+
+        Only the main process gets the SIGTERM, as under a process manager: it lets its pool
+        child finish the task in hand and then ends it. A SIGTERM to the whole group would kill
+        that child mid-task, which the worker reports as a ``WorkerLostError``.
+        """
         if self.process is None:
             return
         if self.process.poll() is None:
             try:
-                os.killpg(self.process.pid, signal.SIGTERM)
+                os.kill(self.process.pid, signal.SIGTERM)
                 self.process.wait(timeout=20)
             except subprocess.TimeoutExpired:
-                os.killpg(self.process.pid, signal.SIGKILL)
-                self.process.wait(timeout=10)
+                pass
             except ProcessLookupError:
                 pass
+        # Whatever is left of the group (a main process past its time, a stray child) goes now.
+        with contextlib.suppress(ProcessLookupError):
+            os.killpg(self.process.pid, signal.SIGKILL)
+        with contextlib.suppress(subprocess.TimeoutExpired):
+            self.process.wait(timeout=10)
         self._log.close()
 
     def log(self) -> str:
