@@ -31,7 +31,14 @@ metric's AUC, Pearson and Spearman against the full pool's, in Monte-Carlo stand
 The bound: from each campaign's full-pool influences (its labels known), the number of judgements
 with which Neyman's optimal Poisson design (π ∝ |influence|) matches the variance of a balanced
 sample as large as the balanced order needs on average: no design-based selection can save more
-at equal precision.
+at equal precision with the weighted (Hájek) estimators. A model-assisted (difference)
+estimator could: it predicts every pair's influence from a model of the label, adds the weighted
+sum of the residuals of the judged pairs, and stays design-unbiased. Its bound, with the most
+favourable model at hand (a logistic regression of the campaign's own labels on the four
+metrics and the SBERT cosine of the embedded encoder, fitted on the whole pool: better than any
+model a campaign could fit), for three designs: the balanced order, the planned one (π ∝ the
+expected size of the residual, which the model knows) and one that knows the residuals
+themselves (unattainable).
 
     .venv/bin/python benchmarks/record.py adaptive_selection -- .venv/bin/python benchmarks/adaptive_selection.py
     .venv/bin/python benchmarks/adaptive_selection.py --campaigns 20   # a quick run
@@ -174,18 +181,23 @@ def figures(scores: np.ndarray, labels: np.ndarray, graded: np.ndarray, w: np.nd
     return np.array([np.nan if x is None else x for x in out])
 
 
-def neyman_variance(size: np.ndarray, n: float) -> float:
-    """Σ (1/π - 1) z² of the Poisson design π ∝ |z| (capped at 1) with Σ π = n: Neyman's optimum."""
+def neyman_probabilities(size: np.ndarray, n: float) -> np.ndarray:
+    """The inclusion probabilities π ∝ ``size`` (capped at 1) with Σ π = n."""
     pi = np.zeros(len(size))
     capped = np.zeros(len(size), dtype=bool)
     while True:
         rest = size[~capped]
-        pi[~capped] = (n - np.count_nonzero(capped)) * rest / rest.sum()
+        pi[~capped] = (n - np.count_nonzero(capped)) * rest / rest.sum() if rest.sum() > 0 else 0.0
         pi[capped] = 1.0
         over = pi >= 1
         if not np.any(over & ~capped):
-            break
+            return pi
         capped |= over
+
+
+def neyman_variance(size: np.ndarray, n: float) -> float:
+    """Σ (1/π - 1) z² of the Poisson design π ∝ |z| (capped at 1) with Σ π = n: Neyman's optimum."""
+    pi = neyman_probabilities(size, n)
     kept = size > 0
     return float(np.sum((1 / pi[kept] - 1) * size[kept] ** 2))
 
@@ -202,6 +214,69 @@ def neyman_needed(size: np.ndarray, balanced: int) -> int:
         else:
             low = middle
     return high
+
+
+def sbert_cosine(corpus: Corpus) -> np.ndarray:
+    """The SBERT cosine of every pair (the embedded all-MiniLM-L6-v2, as the metric computes it)."""
+    from scoring.metrics.sbert import SbertCosine
+
+    return np.array(SbertCosine().score_batch(list(zip(corpus.sources, corpus.hypotheses, strict=True))))
+
+
+def label_model(features: np.ndarray, labels: np.ndarray) -> np.ndarray:
+    """Each pair's probability of being a paraphrase, from a logistic regression of ``labels`` on
+    the rank-normalised ``features`` and their squares, fitted on the whole pool."""
+    from sklearn.linear_model import LogisticRegression
+
+    ranks = np.array([selection.rank_normalise(row) for row in features]).T
+    design = np.column_stack([ranks, ranks**2])
+    model = LogisticRegression(C=1e4, max_iter=1000).fit(design, labels)
+    return np.clip(model.predict_proba(design)[:, 1], 1e-3, 1 - 1e-3)
+
+
+def poisson_needed(size: np.ndarray, squares: np.ndarray, target: float) -> int:
+    """The smallest n at which the Poisson design π ∝ ``size`` (capped at 1) brings
+    Σ (1/π - 1) ``squares`` down to ``target``."""
+    low, high = 0, len(size)
+    while high - low > 1:
+        middle = (low + high) // 2
+        if float(np.sum((1 / np.maximum(neyman_probabilities(size, middle), 1e-12) - 1) * squares)) <= target:
+            high = middle
+        else:
+            low = middle
+    return high
+
+
+def model_assisted_needed(
+    influences: selection.Influences, labels: np.ndarray, model: np.ndarray, balanced: int
+) -> dict[str, int]:
+    """Judgements the difference estimator needs to match the variance of a balanced sample of
+    ``balanced`` judgements with the plain estimator, for three designs.
+
+    ``influences`` are the full pool's with its realised ``labels``; ``model`` the model's
+    probability of a paraphrase per pair. The estimator adds to the sum of
+    the predicted influences ``p u_pos + (1 - p) u_neg`` of every pair the weighted sum of the
+    judged pairs' residuals; its variance under a Poisson design is Σ (1/π - 1) residual².
+    """
+    realised = np.where(labels == 1, influences.positive, influences.negative)  # comparisons x pairs
+    predicted = model * influences.positive + (1 - model) * influences.negative
+    residual = realised - predicted
+    n = len(labels)
+
+    def centred_squares(values: np.ndarray) -> float:
+        return float(np.sum((values - values.mean(axis=1, keepdims=True)) ** 2))
+
+    # A simple random sample of n has variance (N/n - 1) Σ (z - z̄)²: the balanced order's with
+    # the plain estimator sets the target, and with the difference estimator z is the residual.
+    target = (n / balanced - 1) * centred_squares(realised)
+    spread = centred_squares(residual)
+    squares = np.sum(residual**2, axis=0)
+    expected = np.sqrt(model * (1 - model)) * np.linalg.norm(influences.positive - influences.negative, axis=0)
+    return {
+        "balanced order": math.ceil(n * spread / (target + spread)),
+        "planned (π ∝ expected residual)": poisson_needed(expected, squares, target),
+        "knowing the residuals": poisson_needed(np.sqrt(squares), squares, target),
+    }
 
 
 def bootstrap_saving(bal: np.ndarray, ada: np.ndarray, rng: np.random.Generator) -> tuple[float, float, float]:
@@ -244,6 +319,9 @@ def run_corpus(corpus: Corpus, args: argparse.Namespace, noise: float, graded_no
     errors["adaptive (all 4 metrics), unweighted"] = []
     full_significant = 0
     oracle_sizes: dict[str, list[np.ndarray]] = {"all": [], "compared": []}
+    # The model-assisted bound: each campaign's full-pool influences, labels and model.
+    assisted: dict[str, list[tuple[selection.Influences, np.ndarray, np.ndarray]]] = {"all": [], "compared": []}
+    features = np.vstack([scores, sbert_cosine(corpus)])
     for _ in range(args.campaigns):
         labels = np.where(rng.random(n) < noise, 1 - corpus.gold, corpus.gold)
         if corpus.graded is not None:
@@ -257,6 +335,9 @@ def run_corpus(corpus: Corpus, args: argparse.Namespace, noise: float, graded_no
         known = np.clip(labels.astype(float), 1e-6, 1 - 1e-6)
         oracle_sizes["all"].append(selection.expected_influence(scores, known))
         oracle_sizes["compared"].append(selection.expected_influence(scores[list(compared)], known))
+        model = label_model(features, labels)
+        assisted["all"].append((selection.standardised_influences(scores, known), labels, model))
+        assisted["compared"].append((selection.standardised_influences(scores[list(compared)], known), labels, model))
         for name, design in designs.items():
             # The oracle knows the labels before the campaign: unattainable, an upper reference.
             q = selection.draw_weights(oracle_sizes["all"][-1], args.floor) if isinstance(design, str) else design
@@ -357,10 +438,12 @@ def run_corpus(corpus: Corpus, args: argparse.Namespace, noise: float, graded_no
             f"all 6 ΔAUCs {all_saving:+.1%} ({low[1]:+.1%} to {high[1]:+.1%})"
         )
     print(
-        "Upper bound on the saving at equal precision (any Poisson design, even one that knew the labels): the optimal"
+        "Upper bound on the saving at equal precision with the weighted estimators (any Poisson design, even one that"
     )
-    print("design π ∝ |influence| (Neyman) against the balanced one, from each campaign's full-pool influences,")
-    print("at the balanced order's mean judgements needed:")
+    print(
+        "knew the labels): the optimal design π ∝ |influence| (Neyman) against the balanced one, "
+        "from each campaign's\nfull-pool influences, at the balanced order's mean judgements needed:"
+    )
     for title, key, table in (
         ("all 6 standardised ΔAUCs (the clusters)", "all", counts),
         ("the compared ΔAUC alone", "compared", delta_counts),
@@ -368,6 +451,17 @@ def run_corpus(corpus: Corpus, args: argparse.Namespace, noise: float, graded_no
         at = round(float(np.mean(table["balanced"])))
         savings = [1 - neyman_needed(size, at) / at for size in oracle_sizes[key]]
         print(f"  {title:42s} at {at:5d} judgements: {np.mean(savings):+.1%}")
+    print("With a difference estimator instead, its model fitted on the whole pool's labels (logistic, on the four")
+    print("metrics and the SBERT cosine), judgements saved at equal precision against the balanced order:")
+    for title, key, table in (
+        ("all 6 standardised ΔAUCs (the clusters)", "all", counts),
+        ("the compared ΔAUC alone", "compared", delta_counts),
+    ):
+        at = round(float(np.mean(table["balanced"])))
+        runs = [model_assisted_needed(influences, labels, model, at) for influences, labels, model in assisted[key]]
+        print(f"  {title}, at {at} judgements:")
+        for design in runs[0]:
+            print(f"    {design:34s} {1 - np.mean([run[design] for run in runs]) / at:+.1%}")
     print(f"({elapsed:.0f} s)")
 
 

@@ -35,6 +35,7 @@ Plain Python over arrays: no Django (``scoring.selection`` reads the scores and 
 from __future__ import annotations
 
 import hashlib
+from dataclasses import dataclass
 
 import numpy as np
 from numpy.typing import NDArray
@@ -116,34 +117,56 @@ def expected_influence(oriented: FloatArray, probability: FloatArray | None = No
     """
     if oriented.ndim != 2 or oriented.shape[0] < 2:
         raise ValueError("the influence needs the scores of at least two metrics (metrics x pairs)")
-    n = oriented.shape[1]
+    size = np.full(oriented.shape[1], np.nan)
     scored = np.all(np.isfinite(oriented), axis=0)
-    size = np.full(n, np.nan)
     if np.count_nonzero(scored) < 2:
         return size
     p = paraphrase_probability(oriented) if probability is None else probability
-    p = p[scored]
+    influences = standardised_influences(oriented[:, scored], p[scored])
+    size[scored] = np.sqrt(np.sum(influences.expected_squares(), axis=0))
+    return size
+
+
+@dataclass(frozen=True)
+class Influences:
+    """Each pair's influence on every paired ΔAUC (rows: the comparisons, metric pairs in order),
+    scaled by the ΔAUC's standard error: ``positive`` if the pair is a paraphrase, ``negative``
+    if not, with ``probability`` the chance that it is one."""
+
+    positive: FloatArray
+    negative: FloatArray
+    probability: FloatArray
+
+    def expected_squares(self) -> FloatArray:
+        """``p u_pos² + (1 - p) u_neg²`` per comparison and pair."""
+        p = self.probability
+        return p * self.positive**2 + (1 - p) * self.negative**2
+
+
+def standardised_influences(oriented: FloatArray, probability: FloatArray) -> Influences:
+    """The influences of :func:`expected_influence`, every pair scored by every metric (rows of
+    ``oriented``); comparisons whose ΔAUC cannot move (variance 0) are all zeros."""
+    p = probability
     both = np.concatenate([np.ones(len(p), dtype=bool), np.zeros(len(p), dtype=bool)])
     weights = np.concatenate([p, 1 - p])
     positives, negatives = float(np.sum(p)), float(np.sum(1 - p))
     centred_pos, centred_neg = [], []
-    for row in oriented[:, scored]:
+    for row in oriented:
         parts = weighted_components(np.concatenate([row, row]), both, weights)
         if parts is None:  # pragma: no cover - both classes always carry weight here
-            return size
+            raise ValueError("the influence needs weight on both classes")
         centred_pos.append(parts.v10 - parts.auc)
         centred_neg.append(parts.v01 - parts.auc)
-    total = np.zeros(len(p))
+    rows_pos, rows_neg = [], []
     for a in range(len(centred_pos)):
         for b in range(a + 1, len(centred_pos)):
             u_pos = (centred_pos[a] - centred_pos[b]) / positives
             u_neg = (centred_neg[a] - centred_neg[b]) / negatives
-            squared = p * u_pos**2 + (1 - p) * u_neg**2
-            variance = float(np.sum(squared))
-            if variance > 0:
-                total += squared / variance
-    size[scored] = np.sqrt(total)
-    return size
+            variance = float(np.sum(p * u_pos**2 + (1 - p) * u_neg**2))
+            scale = 1 / np.sqrt(variance) if variance > 0 else 0.0
+            rows_pos.append(u_pos * scale)
+            rows_neg.append(u_neg * scale)
+    return Influences(np.array(rows_pos), np.array(rows_neg), p)
 
 
 def draw_weights(spread: FloatArray, floor: float = FLOOR) -> FloatArray:
