@@ -20,7 +20,10 @@ weights from the norm of each pair's expected influence on the standardised ΔAU
 metrics, or of the two compared ones, floor 0.1; keys u / q). Two reference designs: the draw
 used before (the spread of the rank-normalised scores, floor 0.1), and an oracle that knows the
 campaign's labels before it starts (influences from the labels themselves: unattainable, it
-shows what the best planned order could reach). At every checkpoint (a 40th of the pool) the
+shows what the best planned order could reach), and a *decisive* oracle that also knows which
+comparisons end near their significance threshold (each ΔAUC's influences in units of the full
+campaign's distance to the threshold that decides it, floor 0.02): the order aimed at the
+verdict itself rather than at the precision of every ΔAUC. At every checkpoint (a 40th of the pool) the
 verdict is computed from the pairs judged so far,
 weighted by 1 / inclusion probability for the adaptive order (scoring.analysis.weighted, the
 dashboard's estimators). *Judgements needed* is the first checkpoint from which the verdict
@@ -59,9 +62,11 @@ ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
 import numpy as np  # noqa: E402
+from scipy import stats  # noqa: E402
 
 from scoring.analysis import selection, weighted  # noqa: E402
 from scoring.analysis.paired import holm  # noqa: E402
+from scoring.analysis.weighted import PairedDifference  # noqa: E402
 from scoring.metrics.bleu import _sacrebleu  # noqa: E402
 from scoring.metrics.lexical import normalised_char_distance, word_error_rate, words  # noqa: E402
 
@@ -72,6 +77,10 @@ ALPHA = 0.05
 CHECKPOINTS = 40
 SPREAD_FLOOR = 0.1  # the floor of the spread draw used before
 ORACLE = "oracle (labels known)"
+DECISIVE = "oracle (decisive, known)"
+# The decisive oracle draws with a lower floor than the planner: with the answers known, weights
+# that vary more serve it better (0.02 saved more than 0.1 in trial runs on the three corpora).
+DECISIVE_FLOOR = 0.02
 
 
 @dataclass
@@ -142,18 +151,28 @@ def probabilities(q: np.ndarray, keys: np.ndarray, order: np.ndarray, size: int)
     return selection.inclusion_probabilities(q, keys, served)
 
 
-def verdict(scores: np.ndarray, labels: np.ndarray, w: np.ndarray, compared: tuple[int, int]) -> tuple:
-    """(cluster rank of every metric, sign of the compared ΔAUC when significant else 0)."""
+def comparisons(
+    scores: np.ndarray, labels: np.ndarray, w: np.ndarray
+) -> list[tuple[int, int, PairedDifference]] | None:
+    """The weighted DeLong test of every pair of metrics (a < b), or None without both classes."""
     positive = labels == 1
     parts = [weighted.weighted_components(row, positive, w) for row in scores]
     if any(part is None for part in parts):
+        return None
+    return [
+        (a, b, weighted.weighted_delong(parts[a], parts[b]))  # type: ignore[arg-type]
+        for a in range(len(parts))
+        for b in range(a + 1, len(parts))
+    ]
+
+
+def verdict(scores: np.ndarray, labels: np.ndarray, w: np.ndarray, compared: tuple[int, int]) -> tuple:
+    """(cluster rank of every metric, sign of the compared ΔAUC when significant else 0)."""
+    tests = comparisons(scores, labels, w)
+    if tests is None:
         return ("undefined",)
-    tests = []
-    for a in range(len(parts)):
-        for b in range(a + 1, len(parts)):
-            tests.append((a, b, weighted.weighted_delong(parts[a], parts[b])))  # type: ignore[arg-type]
     adjusted = holm([t[2].p_value for t in tests])
-    better = [0] * len(parts)
+    better = [0] * len(scores)
     sign = 0
     for (a, b, test), p in zip(tests, adjusted, strict=True):
         if p is not None and p < ALPHA and test.difference != 0:
@@ -161,6 +180,28 @@ def verdict(scores: np.ndarray, labels: np.ndarray, w: np.ndarray, compared: tup
         if {a, b} == set(compared) and test.p_value < ALPHA:
             sign = int(np.sign(test.difference)) * (1 if a == compared[0] else -1)
     return (tuple(1 + x for x in better), sign)
+
+
+def decisive_size(scores: np.ndarray, labels: np.ndarray, compared: tuple[int, int]) -> np.ndarray:
+    """Per pair, the norm of its influences on the six ΔAUCs, each in units of the distance of the
+    full campaign's test statistic to the threshold that decides it (Holm's critical value of its
+    rank for the clusters, 1.96 as well for the compared ΔAUC; at least a quarter of a standard
+    error): how much each comparison needs a judgement before its verdict is settled. Known only
+    once the campaign is over."""
+    tests = comparisons(scores, labels, np.ones(len(labels)))
+    assert tests is not None
+    z = np.array([abs(t.difference) / t.standard_error if t.standard_error > 0 else np.inf for _, _, t in tests])
+    critical = np.empty(len(tests))
+    for rank, k in enumerate(np.argsort([test.p_value for _, _, test in tests])):
+        critical[k] = stats.norm.isf(ALPHA / (2 * (len(tests) - rank)))
+    distance = np.abs(z - critical)
+    for k, (a, b, _) in enumerate(tests):
+        if {a, b} == set(compared):
+            distance[k] = min(distance[k], abs(z[k] - stats.norm.isf(ALPHA / 2)))
+    distance = np.maximum(np.nan_to_num(distance, posinf=1e6), 0.25)
+    influences = selection.standardised_influences(scores, np.clip(labels.astype(float), 1e-6, 1 - 1e-6))
+    realised = np.where(labels == 1, influences.positive, influences.negative)
+    return np.sqrt(np.sum((realised / distance[:, None]) ** 2, axis=0))
 
 
 def needed(verdicts: list[tuple], full: tuple, sizes: list[int]) -> int:
@@ -304,6 +345,7 @@ def run_corpus(corpus: Corpus, args: argparse.Namespace, noise: float, graded_no
     step = math.ceil(n / CHECKPOINTS)
     sizes = [min(n, step * k) for k in range(1, CHECKPOINTS + 1)]
     rng = np.random.default_rng([SEED, len(corpus.name), n])
+    decisive_rng = np.random.default_rng([SEED, len(corpus.name), n, 1])
     designs: dict[str, np.ndarray | str | None] = {
         "balanced": None,
         "adaptive (all 4 metrics)": q_all,
@@ -311,6 +353,7 @@ def run_corpus(corpus: Corpus, args: argparse.Namespace, noise: float, graded_no
         "spread (all 4; before)": s_all,
         "spread (2; before)": s_two,
         ORACLE: ORACLE,
+        DECISIVE: DECISIVE,
     }
     counts: dict[str, list[int]] = {name: [] for name in designs}
     delta_counts: dict[str, list[int]] = {name: [] for name in designs}  # the compared ΔAUC's verdict alone
@@ -340,12 +383,18 @@ def run_corpus(corpus: Corpus, args: argparse.Namespace, noise: float, graded_no
         assisted["compared"].append((selection.standardised_influences(scores[list(compared)], known), labels, model))
         for name, design in designs.items():
             # The oracle knows the labels before the campaign: unattainable, an upper reference.
-            q = selection.draw_weights(oracle_sizes["all"][-1], args.floor) if isinstance(design, str) else design
+            if isinstance(design, str):
+                size = oracle_sizes["all"][-1] if design == ORACLE else decisive_size(scores, labels, compared)
+                q = selection.draw_weights(size, args.floor if design == ORACLE else DECISIVE_FLOOR)
+            else:
+                q = design
             if q is None:
                 order = rng.permutation(n)
                 keys = None
             else:
-                keys = selection.order_keys(q, rng.random(n))
+                # The decisive oracle draws from its own stream: the other designs' figures stay
+                # those of the runs before it was added.
+                keys = selection.order_keys(q, (decisive_rng if name == DECISIVE else rng).random(n))
                 order = np.argsort(keys)
             verdicts = []
             for size in sizes:
