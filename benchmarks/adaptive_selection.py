@@ -182,12 +182,15 @@ def verdict(scores: np.ndarray, labels: np.ndarray, w: np.ndarray, compared: tup
     return (tuple(1 + x for x in better), sign)
 
 
-def decisive_size(scores: np.ndarray, labels: np.ndarray, compared: tuple[int, int]) -> np.ndarray:
+def decisive_size(
+    scores: np.ndarray, labels: np.ndarray, compared: tuple[int, int], influences: selection.Influences
+) -> np.ndarray:
     """Per pair, the norm of its influences on the six ΔAUCs, each in units of the distance of the
     full campaign's test statistic to the threshold that decides it (Holm's critical value of its
     rank for the clusters, 1.96 as well for the compared ΔAUC; at least a quarter of a standard
     error): how much each comparison needs a judgement before its verdict is settled. Known only
-    once the campaign is over."""
+    once the campaign is over. ``influences``: the six ΔAUCs' standardised influences with these
+    labels."""
     tests = comparisons(scores, labels, np.ones(len(labels)))
     assert tests is not None
     z = np.array([abs(t.difference) / t.standard_error if t.standard_error > 0 else np.inf for _, _, t in tests])
@@ -199,7 +202,6 @@ def decisive_size(scores: np.ndarray, labels: np.ndarray, compared: tuple[int, i
         if {a, b} == set(compared):
             distance[k] = min(distance[k], abs(z[k] - stats.norm.isf(ALPHA / 2)))
     distance = np.maximum(np.nan_to_num(distance, posinf=1e6), 0.25)
-    influences = selection.standardised_influences(scores, np.clip(labels.astype(float), 1e-6, 1 - 1e-6))
     realised = np.where(labels == 1, influences.positive, influences.negative)
     return np.sqrt(np.sum((realised / distance[:, None]) ** 2, axis=0))
 
@@ -236,25 +238,24 @@ def neyman_probabilities(size: np.ndarray, n: float) -> np.ndarray:
         capped |= over
 
 
-def neyman_variance(size: np.ndarray, n: float) -> float:
-    """Σ (1/π - 1) z² of the Poisson design π ∝ |z| (capped at 1) with Σ π = n: Neyman's optimum."""
-    pi = neyman_probabilities(size, n)
-    kept = size > 0
-    return float(np.sum((1 / pi[kept] - 1) * size[kept] ** 2))
-
-
-def neyman_needed(size: np.ndarray, balanced: int) -> int:
-    """The smallest n at which Neyman's design is as precise as a simple random sample of ``balanced``
-    (variance Σ (1/f - 1) z², f = balanced / N): the least any Poisson design could need."""
-    target = (len(size) / balanced - 1) * float(np.sum(size**2))
-    low, high = 0, balanced
+def poisson_needed(size: np.ndarray, squares: np.ndarray, target: float, at_most: int | None = None) -> int:
+    """The smallest n (at most ``at_most``, default the pool) at which the Poisson design
+    π ∝ ``size`` (capped at 1) brings Σ (1/π - 1) ``squares`` down to ``target``."""
+    low, high = 0, len(size) if at_most is None else at_most
     while high - low > 1:
         middle = (low + high) // 2
-        if neyman_variance(size, middle) <= target:
+        if float(np.sum((1 / np.maximum(neyman_probabilities(size, middle), 1e-12) - 1) * squares)) <= target:
             high = middle
         else:
             low = middle
     return high
+
+
+def neyman_needed(size: np.ndarray, balanced: int) -> int:
+    """The smallest n at which Neyman's design (π ∝ |z|) is as precise as a simple random sample of
+    ``balanced`` (variance Σ (1/f - 1) z², f = balanced / N): the least any Poisson design could need."""
+    target = (len(size) / balanced - 1) * float(np.sum(size**2))
+    return poisson_needed(size, size**2, target, at_most=balanced)
 
 
 def sbert_cosine(corpus: Corpus) -> np.ndarray:
@@ -273,19 +274,6 @@ def label_model(features: np.ndarray, labels: np.ndarray) -> np.ndarray:
     design = np.column_stack([ranks, ranks**2])
     model = LogisticRegression(C=1e4, max_iter=1000).fit(design, labels)
     return np.clip(model.predict_proba(design)[:, 1], 1e-3, 1 - 1e-3)
-
-
-def poisson_needed(size: np.ndarray, squares: np.ndarray, target: float) -> int:
-    """The smallest n at which the Poisson design π ∝ ``size`` (capped at 1) brings
-    Σ (1/π - 1) ``squares`` down to ``target``."""
-    low, high = 0, len(size)
-    while high - low > 1:
-        middle = (low + high) // 2
-        if float(np.sum((1 / np.maximum(neyman_probabilities(size, middle), 1e-12) - 1) * squares)) <= target:
-            high = middle
-        else:
-            low = middle
-    return high
 
 
 def model_assisted_needed(
@@ -379,13 +367,15 @@ def run_corpus(corpus: Corpus, args: argparse.Namespace, noise: float, graded_no
         oracle_sizes["all"].append(selection.expected_influence(scores, known))
         oracle_sizes["compared"].append(selection.expected_influence(scores[list(compared)], known))
         model = label_model(features, labels)
-        assisted["all"].append((selection.standardised_influences(scores, known), labels, model))
+        influences = selection.standardised_influences(scores, known)
+        assisted["all"].append((influences, labels, model))
         assisted["compared"].append((selection.standardised_influences(scores[list(compared)], known), labels, model))
         for name, design in designs.items():
-            # The oracle knows the labels before the campaign: unattainable, an upper reference.
-            if isinstance(design, str):
-                size = oracle_sizes["all"][-1] if design == ORACLE else decisive_size(scores, labels, compared)
-                q = selection.draw_weights(size, args.floor if design == ORACLE else DECISIVE_FLOOR)
+            # The oracles know the labels before the campaign: unattainable, upper references.
+            if name == ORACLE:
+                q = selection.draw_weights(oracle_sizes["all"][-1], args.floor)
+            elif name == DECISIVE:
+                q = selection.draw_weights(decisive_size(scores, labels, compared, influences), DECISIVE_FLOOR)
             else:
                 q = design
             if q is None:
